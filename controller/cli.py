@@ -1,0 +1,174 @@
+"""The ``bridgekeeper`` command: one entry point for the node, the local stack and operator tools."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+
+def _version() -> str:
+    try:
+        return metadata.version("bridgekeeper")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def cmd_version(_: argparse.Namespace) -> int:
+    print(f"bridgekeeper {_version()}")
+    return 0
+
+
+def _wait_for_stop_signal() -> int:
+    """Block until SIGINT or SIGTERM; returns the signal number."""
+    got: list[int] = []
+    stop = threading.Event()
+
+    def handler(signum: int, _frame: Any) -> None:
+        got.append(signum)
+        stop.set()
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
+    while not stop.wait(0.5):
+        pass
+    return got[0]
+
+
+def cmd_zk_run(args: argparse.Namespace) -> int:
+    from controller.localzk import LocalZooKeeper, ZooKeeperError
+
+    data_dir = Path(args.data_dir).resolve() if args.data_dir else None
+    if data_dir is not None:
+        data_dir.mkdir(parents=True, exist_ok=True)
+    zk = LocalZooKeeper(
+        args.servers, base_dir=data_dir, client_port=args.port, tick_ms=args.tick_ms, force_sync=args.force_sync
+    )
+    print(f"starting ZooKeeper ({args.servers} server{'s' if args.servers > 1 else ''}) ...", flush=True)
+    try:
+        zk.start()
+    except ZooKeeperError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    try:
+        modes = ", ".join(f"{m.myid}={zk.mode(m.myid)}" for m in zk.members)
+        print(f"ZooKeeper serving on {zk.connect_string} ({modes}); data in {zk.base_dir}", flush=True)
+        print(f"READY zookeeper={zk.connect_string}", flush=True)
+        print("press Ctrl-C to stop", flush=True)
+        _wait_for_stop_signal()
+        print("stopping ZooKeeper ...", flush=True)
+    finally:
+        zk.stop()
+    print("stopped", flush=True)
+    return 0
+
+
+def cmd_zk_get(args: argparse.Namespace) -> int:
+    """Print a znode decoded with Kafka's rules, so operators can read any cluster's metadata."""
+    from kazoo.client import KazooClient
+    from kazoo.exceptions import NoNodeError
+
+    from zkmodel.errors import ZnodeFormatError
+    from zkmodel.registry import decode_znode
+
+    client = KazooClient(hosts=args.zookeeper, timeout=args.timeout, read_only=True)
+    try:
+        client.start(timeout=args.timeout)
+    except Exception as exc:  # kazoo raises its own timeout type
+        print(f"error: cannot connect to ZooKeeper at {args.zookeeper}: {exc}", file=sys.stderr)
+        return 2
+    try:
+        data, stat = client.get(args.path)
+    except NoNodeError:
+        print(f"error: no znode at {args.path}", file=sys.stderr)
+        return 1
+    finally:
+        client.stop()
+        client.close()
+    try:
+        decoded = decode_znode(args.path, data)
+    except ZnodeFormatError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        print(f"raw: {data!r}", file=sys.stderr)
+        return 1
+    out = {"path": args.path, "version": stat.version, "czxid": stat.czxid, "ephemeral": stat.ephemeralOwner != 0}
+    out["raw"] = (data or b"").decode("utf-8", errors="replace")
+    out["decoded"] = _jsonable(decoded)
+    print(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode())
+    return 0
+
+
+def _jsonable(value: Any) -> Any:
+    import dataclasses
+    import enum
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return value.name
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="bridgekeeper", description="Kafka-compatible, ZooKeeper-backed bridge-release control plane."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("version", help="print the version")
+    p.set_defaults(func=cmd_version)
+
+    zk = sub.add_parser("zk", help="local ZooKeeper and znode tools")
+    zsub = zk.add_subparsers(dest="zk_command", required=True, metavar="ZK_COMMAND")
+    run = zsub.add_parser("run", help="run a local ZooKeeper (Debian package) in the foreground until Ctrl-C")
+    run.add_argument("--servers", type=int, choices=(1, 3, 5), default=1, help="1 = standalone, 3/5 = ensemble")
+    run.add_argument("--port", type=_port, default=None, help="client port (standalone only; default: a free port)")
+    run.add_argument("--data-dir", default=None, help="keep data here instead of a temporary directory")
+    run.add_argument("--tick-ms", type=_positive, default=2000, help="ZooKeeper tickTime (default 2000)")
+    run.add_argument("--force-sync", action="store_true", help="fsync every write (slower, durable)")
+    run.set_defaults(func=cmd_zk_run)
+
+    get = zsub.add_parser("get", help="read one znode and decode it with Kafka's format rules")
+    get.add_argument("path", help="znode path, e.g. /brokers/topics/foo")
+    get.add_argument("--zookeeper", required=True, help="connect string host:port[,host:port][/chroot]")
+    get.add_argument("--timeout", type=float, default=10.0, help="connect timeout in seconds")
+    get.set_defaults(func=cmd_zk_get)
+    return parser
+
+
+def _port(text: str) -> int:
+    value = _positive(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"port must be 1-65535, got {text}")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    result: int = args.func(args)
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

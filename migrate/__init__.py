@@ -1,0 +1,1 @@
+"""Operator tooling: reassignment CLI, snapshot export, lockdown, upgrade rehearsal, Spark pipeline."""

@@ -1,0 +1,95 @@
+"""Shared fixtures: a real ZooKeeper for the session, a private chroot per test, and a 3-node ensemble."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from kazoo.client import KazooClient
+
+from controller.localzk import LocalZooKeeper
+from tests.zkharness import ZkServer, new_client, start_session_server, unique_chroot
+
+_LOG_SOURCES_KEY = pytest.StashKey[list[Callable[[], str]]]()
+
+
+@pytest.fixture(scope="session")
+def zk_server() -> Iterator[ZkServer]:
+    server = start_session_server()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def zk_chroot(request: pytest.FixtureRequest, zk_server: ZkServer) -> Iterator[str]:
+    """A chroot that exists and is private to this test; removed afterwards."""
+    request.node.stash.setdefault(_LOG_SOURCES_KEY, []).append(zk_server.log_tail)
+    chroot = unique_chroot(request.node.name)
+    admin = new_client(zk_server.hosts)
+    admin.start(timeout=20)
+    admin.ensure_path(chroot)
+    try:
+        yield chroot
+    finally:
+        with contextlib.suppress(Exception):
+            admin.delete(chroot, recursive=True)
+        admin.stop()
+        admin.close()
+
+
+@pytest.fixture
+def zk_hosts(zk_server: ZkServer, zk_chroot: str) -> str:
+    """Connect string including this test's chroot."""
+    return zk_server.hosts + zk_chroot
+
+
+@pytest.fixture
+def zk_factory(zk_hosts: str) -> Iterator[Callable[..., KazooClient]]:
+    """Makes started clients on this test's chroot; all are closed at the end."""
+    made: list[KazooClient] = []
+
+    def make(**kwargs: Any) -> KazooClient:
+        client = new_client(zk_hosts, **kwargs)
+        client.start(timeout=20)
+        made.append(client)
+        return client
+
+    yield make
+    for client in made:
+        with contextlib.suppress(Exception):
+            client.stop()
+        client.close()
+
+
+@pytest.fixture
+def zk(zk_factory: Callable[..., KazooClient]) -> KazooClient:
+    return zk_factory()
+
+
+@pytest.fixture
+def zk_ensemble(request: pytest.FixtureRequest) -> Iterator[LocalZooKeeper]:
+    """A fresh 3-node ensemble per test, for tests that kill or pause members."""
+    ensemble = LocalZooKeeper(3)
+    request.node.stash.setdefault(_LOG_SOURCES_KEY, []).append(ensemble.log_tail)
+    ensemble.start()
+    try:
+        yield ensemble
+    finally:
+        ensemble.stop(keep_dir=False)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Attach the ZooKeeper server logs to a failing test's report."""
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()
+    if report.failed:
+        for source in item.stash.get(_LOG_SOURCES_KEY, []):
+            with contextlib.suppress(Exception):
+                text = source()
+                if text:
+                    report.sections.append(("ZooKeeper server log (tail)", text))

@@ -1,0 +1,104 @@
+"""Every znode path Kafka's ZooKeeper mode uses, built in one place (``ZkData`` in Kafka)."""
+
+from zkmodel.acls import PatternType, ResourceType
+from zkmodel.configs import entity_path
+
+CONTROLLER = "/controller"
+CONTROLLER_EPOCH = "/controller_epoch"
+CLUSTER_ID = "/cluster/id"
+FEATURE = "/feature"
+MIGRATION = "/migration"
+BROKERS = "/brokers"
+BROKER_IDS = "/brokers/ids"
+BROKER_TOPICS = "/brokers/topics"
+BROKER_SEQID = "/brokers/seqid"
+ADMIN = "/admin"
+DELETE_TOPICS = "/admin/delete_topics"
+REASSIGN_PARTITIONS = "/admin/reassign_partitions"
+PREFERRED_REPLICA_ELECTION = "/admin/preferred_replica_election"
+CONFIG = "/config"
+CONFIG_CHANGES = "/config/changes"
+CONFIG_CHANGE_PREFIX = "config_change_"
+ISR_CHANGE_NOTIFICATION = "/isr_change_notification"
+ISR_CHANGE_PREFIX = "isr_change_"
+LOG_DIR_EVENT_NOTIFICATION = "/log_dir_event_notification"
+LOG_DIR_EVENT_PREFIX = "log_dir_event_"
+LATEST_PRODUCER_ID_BLOCK = "/latest_producer_id_block"
+CONSUMERS = "/consumers"
+ACL_LITERAL = "/kafka-acl"
+ACL_LITERAL_CHANGES = "/kafka-acl-changes"
+ACL_EXTENDED = "/kafka-acl-extended"
+ACL_EXTENDED_CHANGES = "/kafka-acl-extended-changes"
+ACL_CHANGE_PREFIX = "acl_changes_"
+
+#: ZkData.PersistentZkPaths: created (empty) by every broker at start.
+PERSISTENT_PATHS = (
+    CONSUMERS,
+    BROKER_IDS,
+    BROKER_TOPICS,
+    CONFIG_CHANGES,
+    DELETE_TOPICS,
+    BROKER_SEQID,
+    ISR_CHANGE_NOTIFICATION,
+    LATEST_PRODUCER_ID_BLOCK,
+    LOG_DIR_EVENT_NOTIFICATION,
+    *(f"{CONFIG}/{t}" for t in ("topics", "clients", "users", "brokers", "ips")),
+)
+
+
+def broker(broker_id: int) -> str:
+    return f"{BROKER_IDS}/{broker_id}"
+
+
+def topic(name: str) -> str:
+    return f"{BROKER_TOPICS}/{name}"
+
+
+def topic_partitions(name: str) -> str:
+    return f"{BROKER_TOPICS}/{name}/partitions"
+
+
+def partition(name: str, partition_id: int) -> str:
+    return f"{BROKER_TOPICS}/{name}/partitions/{partition_id}"
+
+
+def partition_state(name: str, partition_id: int) -> str:
+    return f"{BROKER_TOPICS}/{name}/partitions/{partition_id}/state"
+
+
+def delete_topic_marker(name: str) -> str:
+    return f"{DELETE_TOPICS}/{name}"
+
+
+def entity_config(entity_type: str, name: str) -> str:
+    return f"{CONFIG}/{entity_path(entity_type, name)}"
+
+
+def config_change(sequence: int) -> str:
+    return f"{CONFIG_CHANGES}/{CONFIG_CHANGE_PREFIX}{sequence:010d}"
+
+
+def isr_change(sequence: int) -> str:
+    return f"{ISR_CHANGE_NOTIFICATION}/{ISR_CHANGE_PREFIX}{sequence:010d}"
+
+
+def log_dir_event(sequence: int) -> str:
+    return f"{LOG_DIR_EVENT_NOTIFICATION}/{LOG_DIR_EVENT_PREFIX}{sequence:010d}"
+
+
+def acl_store(pattern_type: PatternType) -> str:
+    if pattern_type is PatternType.LITERAL:
+        return ACL_LITERAL
+    return f"{ACL_EXTENDED}/{pattern_type.name.lower()}"
+
+
+def acl_changes(pattern_type: PatternType) -> str:
+    return ACL_LITERAL_CHANGES if pattern_type is PatternType.LITERAL else ACL_EXTENDED_CHANGES
+
+
+def acl(resource_type: ResourceType, name: str, pattern_type: PatternType = PatternType.LITERAL) -> str:
+    return f"{acl_store(pattern_type)}/{resource_type.pascal}/{name}"
+
+
+def acl_change(pattern_type: PatternType, sequence: int) -> str:
+    return f"{acl_changes(pattern_type)}/{ACL_CHANGE_PREFIX}{sequence:010d}"

@@ -1,0 +1,51 @@
+"""KIP-455 replica-assignment arithmetic (``ControllerContext.ReplicaAssignment`` in Kafka).
+
+Kept as pure functions so the controller, the reassign CLI and the Spark planner agree on what RS, AR
+and RR become for any start state, including re-targeting and cancelling a move in flight.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+Replicas = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ReplicaAssignment:
+    """RS (all replicas, targets first while moving), AR (adding) and RR (removing)."""
+
+    replicas: Replicas
+    adding: Replicas = ()
+    removing: Replicas = ()
+
+    @property
+    def origin(self) -> Replicas:
+        """ORS = RS - AR: where the partition was before the move."""
+        return tuple(r for r in self.replicas if r not in self.adding)
+
+    @property
+    def target(self) -> Replicas:
+        """TRS = RS - RR: where the partition will be after the move."""
+        return tuple(r for r in self.replicas if r not in self.removing)
+
+    @property
+    def is_being_reassigned(self) -> bool:
+        return bool(self.adding or self.removing)
+
+    def reassign_to(self, target: Sequence[int]) -> "ReplicaAssignment":
+        """Start (or re-target) a move: RS = distinct(target ++ origin), AR = RS - origin, RR = RS - target."""
+        origin = self.origin
+        full = tuple(dict.fromkeys([*target, *origin]))
+        return ReplicaAssignment(
+            replicas=full,
+            adding=tuple(r for r in full if r not in origin),
+            removing=tuple(r for r in full if r not in target),
+        )
+
+    def cancel(self) -> "ReplicaAssignment":
+        """Return to the origin; as in Kafka the original order is not guaranteed to come back."""
+        return self.reassign_to(self.origin)
+
+    def complete(self) -> "ReplicaAssignment":
+        """The state written in phase B6: RS = TRS with AR and RR empty."""
+        return ReplicaAssignment(self.target)
