@@ -40,9 +40,7 @@ def classpath() -> str:
     """The Debian package's jar (its manifest pulls netty/jackson) plus a log4j binding for real logs."""
     main = JAVA_DIR / "zookeeper.jar"
     if not main.exists():
-        raise ZooKeeperError(
-            f"{main} not found: install the Debian package first (apt-get install -y zookeeper)"
-        )
+        raise ZooKeeperError(f"{main} not found: install the Debian package first (apt-get install -y zookeeper)")
     extra = [str(JAVA_DIR / j) for j in _LOG_JARS if (JAVA_DIR / j).exists()]
     return ":".join([str(main), *extra])
 
@@ -210,7 +208,8 @@ class LocalZooKeeper:
         self.wait_serving(timeout, members=[m])
 
     def pause(self, myid: int) -> None:
-        self.member(myid).process and self._signal(myid, signal.SIGSTOP)
+        """Freeze a member (SIGSTOP): it keeps its sockets but answers nothing, like a GC pause."""
+        self._signal(myid, signal.SIGSTOP)
 
     def resume(self, myid: int) -> None:
         self._signal(myid, signal.SIGCONT)
@@ -278,9 +277,7 @@ class LocalZooKeeper:
             "autopurge.purgeInterval=0",
         ]
         if self.servers > 1:
-            lines += [
-                f"server.{o.myid}={self.host}:{o.peer_port}:{o.election_port}" for o in self.members
-            ]
+            lines += [f"server.{o.myid}={self.host}:{o.peer_port}:{o.election_port}" for o in self.members]
         return "\n".join(lines) + "\n"
 
     def _launch(self, m: Member, cp: str) -> None:
@@ -305,7 +302,7 @@ class LocalZooKeeper:
         if self.servers > 1:
             (m.data_dir / "data" / "myid").write_text(f"{m.myid}\n")
         out = m.log_path.with_suffix(".out").open("ab")
-        m.process = subprocess.Popen(  # noqa: S603 - fixed argv, no shell
+        m.process = subprocess.Popen(
             cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
         )
         out.close()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 import pytest
@@ -82,14 +82,16 @@ def zk_ensemble(request: pytest.FixtureRequest) -> Iterator[LocalZooKeeper]:
         ensemble.stop(keep_dir=False)
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """Attach the ZooKeeper server logs to a failing test's report."""
-    outcome = yield
-    report: pytest.TestReport = outcome.get_result()
+    report: pytest.TestReport = yield
     if report.failed:
         for source in item.stash.get(_LOG_SOURCES_KEY, []):
             with contextlib.suppress(Exception):
                 text = source()
                 if text:
                     report.sections.append(("ZooKeeper server log (tail)", text))
+    return report

@@ -240,6 +240,4 @@ def test_api_error_rejects_none():
 
 
 def test_kafka_error_is_a_plain_value():
-    assert KafkaError(41, "NOT_CONTROLLER", True, NOT_CONTROLLER.message, "NotControllerException") == (
-        NOT_CONTROLLER
-    )
+    assert KafkaError(41, "NOT_CONTROLLER", True, NOT_CONTROLLER.message, "NotControllerException") == (NOT_CONTROLLER)
