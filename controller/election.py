@@ -1,0 +1,91 @@
+"""Kafka's controller election: one multi creates ``/controller`` and bumps ``/controller_epoch``.
+
+Because the epoch bump is conditional on the version just read, two candidates racing can never both
+win, and the winner learns the epoch zkVersion that fences all of its later writes.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
+
+from controller.zkops import Create, Op, SetData, build_transaction
+from controller.zksession import ZkSession
+from zkmodel import ibp, paths
+from zkmodel.election import (
+    INITIAL_CONTROLLER_EPOCH,
+    ControllerZnode,
+    decode_controller_epoch,
+    encode_controller_epoch,
+)
+from zkmodel.errors import ZnodeFormatError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Elected:
+    epoch: int
+    epoch_zk_version: int
+
+
+def active_controller(session: ZkSession, watch: object = None) -> int | None:
+    """The broker id in ``/controller``, or None. An unreadable payload counts as no usable controller id
+    but is logged: a foreign tool wrote it."""
+    found = session.get(paths.CONTROLLER, watch=watch)  # type: ignore[arg-type]
+    if found is None:
+        return None
+    try:
+        return ControllerZnode.decode(paths.CONTROLLER, found[0]).broker_id
+    except ZnodeFormatError as exc:
+        log.error("unreadable /controller: %s", exc)
+        return -1
+
+
+def read_epoch(session: ZkSession) -> tuple[int, int]:
+    """(epoch, zkVersion) of ``/controller_epoch``, creating it as "0" when absent, as Kafka does."""
+    while True:
+        found = session.get(paths.CONTROLLER_EPOCH)
+        if found is not None:
+            data, stat = found
+            return decode_controller_epoch(paths.CONTROLLER_EPOCH, data), stat.version
+        if session.create_only(paths.CONTROLLER_EPOCH, encode_controller_epoch(INITIAL_CONTROLLER_EPOCH)):
+            return INITIAL_CONTROLLER_EPOCH, 0
+
+
+def controller_payload(broker_id: int, version: ibp.MetadataVersion) -> bytes:
+    return ControllerZnode(
+        broker_id=broker_id,
+        timestamp=int(time.time() * 1000),
+        version=ibp.controller_znode_version(version),
+    ).encode()
+
+
+def try_elect(session: ZkSession, broker_id: int, version: ibp.MetadataVersion) -> Elected | None:
+    """Run one election attempt. None if another broker is (or just became) the controller."""
+    if session.exists(paths.CONTROLLER) is not None:
+        return None
+    epoch, zk_version = read_epoch(session)
+    ops: list[Op] = [
+        Create(paths.CONTROLLER, controller_payload(broker_id, version), ephemeral=True),
+        SetData(paths.CONTROLLER_EPOCH, encode_controller_epoch(epoch + 1), zk_version),
+    ]
+    results = session.call(lambda: build_transaction(session.client, ops).commit_async(), what="controller election")
+    if not any(isinstance(r, Exception) for r in results):
+        stat = results[1]
+        log.info("broker %d elected controller with epoch %d (epoch zkVersion %d)", broker_id, epoch + 1, stat.version)
+        return Elected(epoch + 1, stat.version)
+    failure = next(r for r in results if isinstance(r, Exception) and not isinstance(r, RolledBackError))
+    if isinstance(failure, NodeExistsError | BadVersionError):
+        # Kafka's checkControllerAndEpoch: a retried multi may have succeeded the first time.
+        if active_controller(session) == broker_id:
+            now_epoch, now_version = read_epoch(session)
+            if now_epoch == epoch + 1:
+                return Elected(now_epoch, now_version)
+        return None
+    if isinstance(failure, NoNodeError):
+        return None
+    raise failure

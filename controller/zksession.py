@@ -1,0 +1,216 @@
+"""The ZooKeeper session every node holds: one interface, timeouts everywhere, retry policy by error.
+
+Patroni's lesson: a coordination call that can block forever will, at the worst moment. Every call
+here goes through kazoo's async API with a timeout, and transient connection loss is retried within a
+deadline that is shorter than the session timeout, while session expiry is never retried through (the
+caller must learn that its ephemeral nodes, and its leadership, are gone).
+
+Which methods are compare-and-set is in their names: ``create_only`` and ``set_if_version``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import (
+    ConnectionLoss,
+    NodeExistsError,
+    NoNodeError,
+    OperationTimeoutError,
+    SessionExpiredError,
+    SessionMovedError,
+)
+from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.protocol.states import KazooState, ZnodeStat
+from kazoo.retry import KazooRetry
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_delay, wait_exponential
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class ZkUnavailable(RuntimeError):
+    """ZooKeeper did not answer within the retry deadline; the session may still be alive."""
+
+
+class SessionLost(RuntimeError):
+    """The session expired (or was closed): its ephemeral nodes are gone, so is any leadership."""
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Retry policy in one place: connection-level failures are worth retrying, nothing else is."""
+    return isinstance(exc, ConnectionLoss | OperationTimeoutError | KazooTimeoutError | ZkTimeout)
+
+
+class ZkTimeout(RuntimeError):
+    """One request got no answer within its timeout (connection down or server stalled)."""
+
+
+class ZkSession:
+    """A kazoo client with the node's session semantics: fast reconnect, bounded calls, state tracking."""
+
+    def __init__(
+        self,
+        hosts: str,
+        *,
+        session_timeout_ms: int = 18_000,
+        retry_deadline_ms: int | None = None,
+        request_timeout_s: float = 5.0,
+        auth: Sequence[tuple[str, str]] = (),
+        name: str = "zk",
+    ) -> None:
+        if retry_deadline_ms is None:
+            retry_deadline_ms = session_timeout_ms // 3
+        if retry_deadline_ms >= session_timeout_ms:
+            raise ValueError(
+                f"retry deadline {retry_deadline_ms} ms must be below the session timeout {session_timeout_ms} ms"
+            )
+        self.hosts = hosts
+        self.session_timeout_ms = session_timeout_ms
+        self.retry_deadline_s = retry_deadline_ms / 1000
+        self.request_timeout_s = request_timeout_s
+        self.name = name
+        self.client = KazooClient(
+            hosts=hosts,
+            timeout=session_timeout_ms / 1000,
+            auth_data=list(auth) or None,
+            # kazoo's default backoff grows to an hour; a node must be back within its session timeout.
+            connection_retry=KazooRetry(max_tries=-1, delay=0.1, max_delay=0.5),
+            command_retry=KazooRetry(max_tries=0, ignore_expire=False),
+        )
+        self._lock = threading.Lock()
+        self._state = KazooState.LOST
+        self._disconnected_since: float | None = time.monotonic()
+        self._listeners: list[Callable[[KazooState], None]] = []
+        self.client.add_listener(self._on_state)
+
+    # -- lifecycle and state ---------------------------------------------------------------------
+    def start(self, timeout: float = 30.0) -> None:
+        try:
+            self.client.start(timeout=timeout)
+        except KazooTimeoutError:
+            self.client.stop()
+            raise ZkUnavailable(f"could not connect to ZooKeeper at {self.hosts} within {timeout:.0f}s") from None
+
+    def close(self) -> None:
+        try:
+            self.client.stop()
+        finally:
+            self.client.close()
+
+    def add_state_listener(self, listener: Callable[[KazooState], None]) -> None:
+        """Listeners run on kazoo's thread: keep them short (set a flag, enqueue an event)."""
+        self._listeners.append(listener)
+
+    def _on_state(self, state: KazooState) -> None:
+        with self._lock:
+            self._state = state
+            if state == KazooState.CONNECTED:
+                self._disconnected_since = None
+            elif self._disconnected_since is None:
+                self._disconnected_since = time.monotonic()
+        log.info("%s: ZooKeeper session %s", self.name, state)
+        for listener in list(self._listeners):
+            try:
+                listener(state)
+            except Exception:
+                log.exception("BK-UNEXPECTED state listener failed")
+
+    @property
+    def connected(self) -> bool:
+        return self.client.connected  # type: ignore[no-any-return]
+
+    @property
+    def session_id(self) -> int:
+        client_id = self.client.client_id
+        return int(client_id[0]) if client_id else 0
+
+    def disconnected_for(self) -> float:
+        """Seconds since the connection was lost (0 when connected)."""
+        with self._lock:
+            since = self._disconnected_since
+        return 0.0 if since is None else time.monotonic() - since
+
+    def session_presumed_lost(self) -> bool:
+        """Disconnected for longer than the session timeout: the server has expired us even though kazoo
+        will only say LOST after it reconnects."""
+        return self.disconnected_for() * 1000 > self.session_timeout_ms
+
+    # -- retry machinery ---------------------------------------------------------------------------
+    def call(self, fn: Callable[[], Any], *, what: str) -> Any:
+        """Run ``fn`` (which returns a kazoo async result) and wait for it, retrying transient failures
+        within the retry deadline. Session expiry raises SessionLost at once."""
+
+        def attempt() -> Any:
+            try:
+                return fn().get(timeout=self.request_timeout_s)
+            except KazooTimeoutError:
+                raise ZkTimeout(f"{what}: no answer within {self.request_timeout_s}s") from None
+
+        def give_up(state: RetryCallState) -> Any:
+            exc = state.outcome.exception() if state.outcome else None
+            raise ZkUnavailable(f"{what}: ZooKeeper unavailable for {self.retry_deadline_s:.1f}s ({exc!r})")
+
+        retrying = Retrying(
+            retry=retry_if_exception(is_transient),
+            stop=stop_after_delay(self.retry_deadline_s),
+            wait=wait_exponential(multiplier=0.05, max=0.5),
+            retry_error_callback=give_up,
+            reraise=True,
+        )
+        try:
+            return retrying(attempt)
+        except (SessionExpiredError, SessionMovedError) as exc:
+            raise SessionLost(f"{what}: {exc!r}") from exc
+
+    # -- reads ---------------------------------------------------------------------------------------
+    def get(self, path: str, watch: Callable[[Any], None] | None = None) -> tuple[bytes | None, ZnodeStat] | None:
+        try:
+            result: tuple[bytes | None, ZnodeStat] = self.call(
+                lambda: self.client.get_async(path, watch=watch), what=f"get {path}"
+            )
+            return result
+        except NoNodeError:
+            return None
+
+    def get_children(self, path: str, watch: Callable[[Any], None] | None = None) -> list[str] | None:
+        try:
+            children: list[str] = self.call(
+                lambda: self.client.get_children_async(path, watch=watch), what=f"get_children {path}"
+            )
+            return children
+        except NoNodeError:
+            return None
+
+    def exists(self, path: str, watch: Callable[[Any], None] | None = None) -> ZnodeStat | None:
+        stat: ZnodeStat | None = self.call(lambda: self.client.exists_async(path, watch=watch), what=f"exists {path}")
+        return stat
+
+    # -- writes for node-owned (not controller-owned) paths ------------------------------------------
+    def ensure_persistent(self, paths: Sequence[str]) -> None:
+        """Create each path (and its parents) with null data if absent, as Kafka's makeSurePersistentPathExists."""
+        for path in paths:
+            parts = path.strip("/").split("/")
+            for i in range(1, len(parts) + 1):
+                self.create_only("/" + "/".join(parts[:i]), None)
+
+    def create_only(self, path: str, data: bytes | None, *, ephemeral: bool = False) -> bool:
+        """Compare-and-set by existence: create if absent. True if this call created it."""
+        try:
+            self.call(
+                lambda: self.client.create_async(path, data, ephemeral=ephemeral),
+                what=f"create {path}",
+            )
+            return True
+        except NodeExistsError:
+            return False
+
+    def set_if_version(self, path: str, data: bytes, version: int) -> ZnodeStat:
+        """Compare-and-set: setData only if the node is still at ``version`` (raises BadVersionError)."""
+        stat: ZnodeStat = self.call(lambda: self.client.set_async(path, data, version), what=f"set {path}")
+        return stat

@@ -1,0 +1,156 @@
+"""The single writer: the only code that mutates controller-owned znodes.
+
+Every write is a ZooKeeper multi that starts with ``check(/controller_epoch, epochZkVersion)``, exactly as
+Kafka's controller fences itself: if another controller was elected in the meantime the check fails,
+nothing in the multi is written, and ``ControllerMoved`` tells the controller to resign.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from kazoo.exceptions import BadVersionError, KazooException, RolledBackError
+
+from controller.zkops import MAX_MULTI_BYTES, Check, Op, build_transaction, op_size
+from controller.zksession import ZkSession, ZkUnavailable, is_transient
+from zkmodel import paths
+from zkmodel.errorcodes import STALE_CONTROLLER_EPOCH, KafkaApiError
+
+log = logging.getLogger(__name__)
+
+
+class ControllerMoved(KafkaApiError):
+    """The epoch check failed: another controller was elected. Nothing was written."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(STALE_CONTROLLER_EPOCH, message)
+
+
+class WritesSuspended(ZkUnavailable):
+    """The session is disconnected: the controller stops writing until it is sure it still leads."""
+
+
+class OpFailed(Exception):
+    """An op inside an atomic multi failed (the epoch check passed); nothing in the multi was written."""
+
+    def __init__(self, index: int, op: Op, error: KazooException) -> None:
+        super().__init__(f"{type(op).__name__} {op.path} failed: {type(error).__name__}")
+        self.index = index
+        self.op = op
+        self.error = error
+
+
+class FencedWriter:
+    """Writes for one controller epoch. Create a new writer for each election; never reuse one."""
+
+    def __init__(self, session: ZkSession, epoch: int, epoch_zk_version: int) -> None:
+        if epoch_zk_version < 0:
+            raise ValueError(f"epoch zkVersion must be >= 0, got {epoch_zk_version}")
+        self.session = session
+        self.epoch = epoch
+        self.epoch_zk_version = epoch_zk_version
+        self._writable = threading.Event()
+        self._writable.set()
+        self.writes = 0
+        self.multis = 0
+
+    def suspend(self) -> None:
+        """Stop writing at once (called from the session-state listener on SUSPENDED)."""
+        self._writable.clear()
+
+    def resume(self) -> None:
+        self._writable.set()
+
+    @property
+    def suspended(self) -> bool:
+        return not self._writable.is_set()
+
+    def _fence(self) -> Check:
+        return Check(paths.CONTROLLER_EPOCH, self.epoch_zk_version)
+
+    def _gate(self) -> None:
+        if not self._writable.wait(timeout=self.session.retry_deadline_s):
+            raise WritesSuspended("ZooKeeper connection suspended: controller writes are paused")
+
+    def _commit(self, ops: list[Op], what: str) -> list[Any]:
+        self._gate()
+        results: list[Any] = self.session.call(
+            lambda: build_transaction(self.session.client, [self._fence(), *ops]).commit_async(), what=what
+        )
+        self.multis += 1
+        check = results[0]
+        if isinstance(check, BadVersionError):
+            raise ControllerMoved(
+                f"Controller epoch zkVersion check fails. Expected zkVersion = {self.epoch_zk_version}"
+            )
+        if isinstance(check, KazooException) and not isinstance(check, RolledBackError):
+            raise check
+        return results[1:]
+
+    def atomic(self, ops: Sequence[Op]) -> list[Any]:
+        """All ops in one fenced multi: all or nothing. Raises OpFailed naming the first failing op."""
+        ops = list(ops)
+        size = sum(op_size(op) for op in ops)
+        if size > MAX_MULTI_BYTES:
+            raise ValueError(f"atomic write of {len(ops)} ops ({size} bytes) exceeds {MAX_MULTI_BYTES} bytes")
+        results = self._commit(ops, what=f"fenced multi of {len(ops)} ops")
+        for i, (op, result) in enumerate(zip(ops, results, strict=True)):
+            if isinstance(result, KazooException) and not isinstance(result, RolledBackError):
+                raise OpFailed(i, op, result)
+        self.writes += len(ops)
+        return results
+
+    def each(self, ops: Sequence[Op]) -> list[Any]:
+        """Each op in its own fenced multi (Kafka's per-request fencing), pipelined; one op's failure does
+        not stop the others. Returns per op the result or the KazooException; ControllerMoved if fenced.
+
+        An op whose multi got no answer (connection loss) is sent again on its own, with the same retry
+        deadline as any other write; like Kafka, a resent create may then report NodeExists.
+        """
+        ops = list(ops)
+        if not ops:
+            return []
+        self._gate()
+        client = self.session.client
+        pending = [build_transaction(client, [self._fence(), op]).commit_async() for op in ops]
+        out: list[Any] = []
+        moved = False
+        for op, async_result in zip(ops, pending, strict=True):
+            try:
+                results = async_result.get(timeout=self.session.request_timeout_s)
+                self.multis += 1
+                check, result = results[0], results[1]
+                if isinstance(check, BadVersionError):
+                    moved = True
+            except Exception as exc:
+                if not is_transient(exc):
+                    raise
+                try:
+                    result = self._commit([op], what=f"fenced {type(op).__name__} {op.path}")[0]
+                except ControllerMoved:
+                    moved, result = True, None
+            out.append(result)
+            if result is not None and not isinstance(result, KazooException):
+                self.writes += 1
+        if moved:
+            raise ControllerMoved(
+                f"Controller epoch zkVersion check fails. Expected zkVersion = {self.epoch_zk_version}"
+            )
+        return out
+
+    def batched(self, ops: Sequence[Op], max_bytes: int = MAX_MULTI_BYTES) -> None:
+        """Many ops as a few fenced multis, each under the packet limit; each batch is atomic."""
+        batch: list[Op] = []
+        size = 0
+        for op in ops:
+            s = op_size(op)
+            if batch and size + s > max_bytes:
+                self.atomic(batch)
+                batch, size = [], 0
+            batch.append(op)
+            size += s
+        if batch:
+            self.atomic(batch)
