@@ -17,16 +17,27 @@ from kazoo.exceptions import BadVersionError, KazooException, RolledBackError
 from controller.zkops import MAX_MULTI_BYTES, Check, Op, build_transaction, op_size
 from controller.zksession import ZkSession, ZkUnavailable, is_transient
 from zkmodel import paths
-from zkmodel.errorcodes import STALE_CONTROLLER_EPOCH, KafkaApiError
+from zkmodel.errorcodes import STALE_CONTROLLER_EPOCH
 
 log = logging.getLogger(__name__)
 
 
-class ControllerMoved(KafkaApiError):
-    """The epoch check failed: another controller was elected. Nothing was written."""
+class ControllerMoved(Exception):
+    """The epoch check failed: another controller was elected. Nothing was written.
+
+    Deliberately not a KafkaApiError: per-request error handling must never swallow it; only the
+    controller loop catches it, and resigns. Its wire code is still STALE_CONTROLLER_EPOCH.
+    """
+
+    error = STALE_CONTROLLER_EPOCH
 
     def __init__(self, message: str) -> None:
-        super().__init__(STALE_CONTROLLER_EPOCH, message)
+        super().__init__(message)
+        self.message = message
+
+    @property
+    def code(self) -> int:
+        return self.error.code
 
 
 class WritesSuspended(ZkUnavailable):

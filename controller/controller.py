@@ -1,0 +1,574 @@
+"""The controller candidate of one node: Kafka's single event thread, Patroni's one status line per step.
+
+Every node runs one. It watches ``/controller``; when it wins the election it loads the cluster
+(failover), becomes the only writer of controller-owned znodes through a FencedWriter bound to its
+epoch, and processes events (watches, API calls, session changes) strictly one at a time. A failed
+epoch check, a lost session or a disconnection longer than the session timeout makes it resign.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Collection, Mapping, Sequence
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+from kazoo.protocol.states import EventType, KazooState, WatchedEvent
+
+from controller import events as ev
+from controller.context import ControllerContext, LiveBroker
+from controller.election import active_controller, try_elect
+from controller.failover import LoadReport, load_brokers, load_context, load_topics
+from controller.leadership import IsrResult, IsrUpdate, Leadership
+from controller.multiread import read_data
+from controller.reassign import Reassigner, Result
+from controller.registration import ensure_feature_znode
+from controller.topics import (
+    NewTopic,
+    add_partitions,
+    create_topic,
+    delete_topic,
+    plan_new_partitions,
+    plan_topic,
+    request_deletion,
+    topic_znode,
+)
+from controller.zkops import Delete, Op, SetData
+from controller.zksession import SessionLost, ZkSession, ZkUnavailable
+from controller.zkwriter import ControllerMoved, FencedWriter, OpFailed
+from zkmodel import errorcodes as E
+from zkmodel import ibp, paths
+from zkmodel.admin import PreferredReplicaElectionZnode, TopicPartition
+from zkmodel.errorcodes import KafkaApiError, KafkaError
+from zkmodel.errors import ZnodeFormatError
+from zkmodel.notifications import IsrChangeNotification
+from zkmodel.reassignment import ReplicaAssignment
+from zkmodel.uuid import random_uuid
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+#: Logged with every unexpected exception; the test suite fails if it appears.
+UNEXPECTED = "BK-UNEXPECTED"
+NOT_CONTROLLER_MESSAGE = "This is not the correct controller for this cluster."
+
+
+class Active:
+    """Everything that exists only while this node is the active controller."""
+
+    def __init__(self, ctx: ControllerContext, writer: FencedWriter, session: ZkSession, uses_topic_ids: bool) -> None:
+        self.ctx = ctx
+        self.writer = writer
+        self.reassigner = Reassigner(ctx, writer, session, uses_topic_ids=uses_topic_ids)
+        self.leadership = Leadership(ctx, writer, session, self.reassigner)
+
+
+class Controller:
+    def __init__(
+        self,
+        session: ZkSession,
+        broker_id: int,
+        version: ibp.MetadataVersion,
+        *,
+        delete_topic_enable: bool = True,
+        on_new_session: Callable[[], None] | None = None,
+        tick_seconds: float = 0.5,
+    ) -> None:
+        self.session = session
+        self.broker_id = broker_id
+        self.ibp = version
+        self.uses_topic_ids = ibp.uses_topic_ids(version)
+        self.delete_topic_enable = delete_topic_enable
+        self.on_new_session = on_new_session
+        self.tick_seconds = tick_seconds
+        self.active: Active | None = None
+        self.active_controller_id: int | None = None
+        self.last_status = "not started"
+        self.last_load: LoadReport | None = None
+        self.failover_seconds: float | None = None
+        self._queue: queue.Queue[ev.Event] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._stopped = threading.Event()
+        self._suspended = False
+        session.add_state_listener(self._on_session_state)
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name=f"controller-{self.broker_id}", daemon=True)
+        self._thread.start()
+        self._queue.put(ev.Startup())
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._queue.put(ev.Shutdown())
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    @property
+    def is_active(self) -> bool:
+        return self.active is not None
+
+    @property
+    def epoch(self) -> int:
+        return self.active.ctx.epoch if self.active else -1
+
+    def _run(self) -> None:
+        while not self._stopped.is_set():
+            try:
+                event: ev.Event = self._queue.get(timeout=self.tick_seconds)
+            except queue.Empty:
+                event = ev.Tick()
+            status = self.step(event)
+            if status:
+                self.last_status = status
+                log.info("controller %d: %s", self.broker_id, status)
+
+    def step(self, event: ev.Event) -> str:
+        """Process one event; returns the status line for the log."""
+        try:
+            return self._dispatch(event)
+        except ControllerMoved as exc:
+            self._resign()
+            return f"resigned: controller moved ({exc.message})"
+        except SessionLost as exc:
+            self._resign()
+            return f"resigned: ZooKeeper session lost ({exc})"
+        except ZkUnavailable as exc:
+            if isinstance(event, ev.ApiCall) and not event.future.done():
+                event.future.set_exception(KafkaApiError(E.REQUEST_TIMED_OUT, str(exc)))
+            return f"ZooKeeper unavailable while handling {type(event).__name__}: {exc}"
+        except Exception as exc:
+            log.exception("%s controller %d failed on %s", UNEXPECTED, self.broker_id, type(event).__name__)
+            if isinstance(event, ev.ApiCall) and not event.future.done():
+                event.future.set_exception(KafkaApiError(E.UNKNOWN_SERVER_ERROR, repr(exc)))
+            if self.active is not None:
+                self._trigger_controller_move()
+                return f"resigned after an unexpected error: {exc!r}"
+            return f"error: {exc!r}"
+
+    # -- dispatch ------------------------------------------------------------------------------------------
+    def _dispatch(self, event: ev.Event) -> str:
+        match event:
+            case ev.Startup():
+                return self._elect()
+            case ev.Tick():
+                return self._tick()
+            case ev.Shutdown():
+                self._stopped.set()
+                was = self.active is not None
+                self._resign()
+                return "stopped" + (" (resigned)" if was else "")
+            case ev.ControllerChange(deleted=deleted):
+                status = self._maybe_resign()
+                return self._elect() if deleted else status
+            case ev.SessionSuspended():
+                return "ZooKeeper connection suspended: writes paused" if self.active else ""
+            case ev.SessionReconnected():
+                return self._reconnected()
+            case ev.SessionExpired():
+                self._resign()
+                if self.on_new_session is not None:
+                    self.on_new_session()
+                return "session expired: resigned, re-registered; " + self._elect()
+            case ev.ApiCall():
+                return self._api(event)
+        if self.active is None:
+            return ""
+        match event:
+            case ev.BrokerChange():
+                return self._broker_change()
+            case ev.TopicChange():
+                return self._topic_change()
+            case ev.TopicDeletion():
+                return self._topic_deletion()
+            case ev.ZkReassignment(created=created):
+                self._watch_reassign_znode()
+                if not created:
+                    return ""
+                done = self.active.reassigner.process_zk_znode()
+                return f"legacy reassignment znode: started {len(done)} partition move(s)"
+            case ev.PreferredElectionZnode():
+                return self._preferred_znode()
+            case ev.IsrChangeNotification():
+                return self._isr_change_notifications()
+        return ""
+
+    # -- watches ----------------------------------------------------------------------------------------------
+    def _enqueue(self, event: ev.Event) -> Callable[[WatchedEvent], None]:
+        def watcher(_watched: WatchedEvent) -> None:
+            self._queue.put(event)
+
+        return watcher
+
+    def _on_controller_watch(self, watched: WatchedEvent) -> None:
+        self._queue.put(ev.ControllerChange(deleted=watched.type == EventType.DELETED))
+
+    def _on_reassign_watch(self, watched: WatchedEvent) -> None:
+        self._queue.put(ev.ZkReassignment(created=watched.type == EventType.CREATED))
+
+    def _watch_reassign_znode(self) -> bool:
+        return self.session.exists(paths.REASSIGN_PARTITIONS, watch=self._on_reassign_watch) is not None
+
+    def _on_session_state(self, state: KazooState) -> None:
+        """Runs on kazoo's thread: act on SUSPENDED at once (no more writes), queue the rest."""
+        if state == KazooState.SUSPENDED:
+            self._suspended = True
+            if self.active is not None:
+                self.active.writer.suspend()
+            self._queue.put(ev.SessionSuspended())
+        elif state == KazooState.CONNECTED and self._suspended:
+            self._suspended = False
+            self._queue.put(ev.SessionReconnected())
+        elif state == KazooState.LOST:
+            self._suspended = False
+            if self.active is not None:
+                self.active.writer.suspend()
+            self._queue.put(ev.SessionExpired())
+
+    # -- election and resignation -------------------------------------------------------------------------------
+    def _read_active_controller(self) -> int | None:
+        if self.session.exists(paths.CONTROLLER, watch=self._on_controller_watch) is None:
+            self.active_controller_id = None
+        else:
+            self.active_controller_id = active_controller(self.session)
+        return self.active_controller_id
+
+    def _elect(self) -> str:
+        current = self._read_active_controller()
+        if current is not None:
+            if current == self.broker_id and self.active is not None:
+                return ""
+            return f"no action: broker {current} is the active controller"
+        elected = try_elect(self.session, self.broker_id, self.ibp)
+        if elected is None:
+            current = self._read_active_controller()
+            return f"lost the election to broker {current}"
+        self.active_controller_id = self.broker_id
+        return self._failover(elected.epoch, elected.epoch_zk_version)
+
+    def _maybe_resign(self) -> str:
+        was_active = self.active is not None
+        current = self._read_active_controller()
+        if was_active and current != self.broker_id:
+            self._resign()
+            return f"resigned: broker {current} is now the active controller"
+        return f"controller is broker {current}" if current is not None else "no controller"
+
+    def _resign(self) -> None:
+        if self.active is not None:
+            self.active.writer.suspend()
+            self.active = None
+            log.info("controller %d: resigned", self.broker_id)
+
+    def _trigger_controller_move(self) -> None:
+        """Kafka's triggerControllerMove: resign and delete /controller (fenced) so another broker takes over
+        with a fresh context instead of this one continuing from a state it no longer trusts."""
+        active = self.active
+        self._resign()
+        if active is None:
+            return
+        writer = FencedWriter(self.session, active.writer.epoch, active.writer.epoch_zk_version)
+        with contextlib.suppress(ControllerMoved, OpFailed, SessionLost, ZkUnavailable):
+            writer.atomic([Delete(paths.CONTROLLER)])
+
+    def _reconnected(self) -> str:
+        if self.active is None:
+            return "ZooKeeper connection restored"
+        current = self._read_active_controller()
+        found = self.session.get(paths.CONTROLLER_EPOCH)
+        still_ours = (
+            current == self.broker_id and found is not None and found[1].version == self.active.writer.epoch_zk_version
+        )
+        if not still_ours:
+            self._resign()
+            return "resigned: leadership changed while disconnected"
+        self.active.writer.resume()
+        return "ZooKeeper connection restored: still the active controller, writes resumed"
+
+    def _tick(self) -> str:
+        if self.active is not None and self.active.writer.suspended and self.session.session_presumed_lost():
+            self._resign()
+            return "resigned: disconnected for longer than the session timeout"
+        return ""
+
+    # -- failover ------------------------------------------------------------------------------------------------
+    def _failover(self, epoch: int, epoch_zk_version: int) -> str:
+        started = time.monotonic()
+        ensure_feature_znode(self.session, self.ibp)
+        ctx, report = load_context(self.session, epoch, epoch_zk_version, uses_topic_ids=self.uses_topic_ids)
+        writer = FencedWriter(self.session, epoch, epoch_zk_version)
+        active = Active(ctx, writer, self.session, self.uses_topic_ids)
+        self.active = active
+        self._upgrade_topic_znodes(report.topics_to_upgrade)
+        self._register_watches()
+        active.leadership.trigger_online()
+        dead_replicas = {
+            tp: [r for r in info.assignment.replicas if not ctx.is_live(r)]
+            for tp, info in ctx.all_partitions()
+            if tp.topic not in ctx.topics_to_delete
+        }
+        active.reassigner.offline_replicas({tp: rs for tp, rs in dead_replicas.items() if rs})
+        # initializePartitionReassignments: the legacy znode first (it overrides AR/RR), then the rest.
+        from_znode = active.reassigner.process_zk_znode() if self._watch_reassign_znode() else set()
+        active.reassigner.resume(lambda tp, _a: tp not in from_znode)
+        deleted = self._process_deletions()
+        self._preferred_znode()
+        self._isr_change_notifications()
+        self.last_load = report
+        self.failover_seconds = time.monotonic() - started
+        return (
+            f"elected controller with epoch {epoch}: loaded {report.brokers} broker(s), {report.topics} topic(s), "
+            f"{report.partitions} partition(s) ({report.znodes_read} znodes in {report.seconds:.2f}s), "
+            f"upgraded {len(report.topics_to_upgrade)} topic znode(s), deleted {deleted} topic(s); "
+            f"failover took {self.failover_seconds:.2f}s"
+        )
+
+    def _upgrade_topic_znodes(self, names: Sequence[str]) -> None:
+        """Backfill topic ids (IBP >= 2.8-IV0) and rewrite old-version topic znodes, fenced (processTopicIds)."""
+        assert self.active is not None
+        ops: list[Op] = []
+        for name in names:
+            topic = self.active.ctx.topics[name]
+            if self.uses_topic_ids and topic.topic_id is None:
+                topic.topic_id = random_uuid()
+            ops.append(SetData(paths.topic(name), topic_znode(topic, uses_topic_ids=self.uses_topic_ids)))
+            topic.znode_json_version = 3 if topic.topic_id is not None else 2
+        for op, result in zip(ops, self.active.writer.each(ops), strict=True):
+            if isinstance(result, Exception):
+                log.error("could not upgrade %s: %r", op.path, result)
+
+    def _register_watches(self) -> None:
+        s = self.session
+        s.get_children(paths.BROKER_IDS, watch=self._enqueue(ev.BrokerChange()))
+        s.get_children(paths.BROKER_TOPICS, watch=self._enqueue(ev.TopicChange()))
+        s.get_children(paths.DELETE_TOPICS, watch=self._enqueue(ev.TopicDeletion()))
+        s.exists(paths.PREFERRED_REPLICA_ELECTION, watch=self._enqueue(ev.PreferredElectionZnode()))
+        s.get_children(paths.ISR_CHANGE_NOTIFICATION, watch=self._enqueue(ev.IsrChangeNotification()))
+
+    # -- watch handlers ------------------------------------------------------------------------------------------
+    def _broker_change(self) -> str:
+        assert self.active is not None
+        ctx = self.active.ctx
+        self.session.get_children(paths.BROKER_IDS, watch=self._enqueue(ev.BrokerChange()))
+        current = load_brokers(self.session)
+        known = ctx.live_brokers
+        bounced = [b for b in current if b in known and current[b].epoch != known[b].epoch]
+        dead = [b for b in known if b not in current] + bounced
+        new = [b for b in current if b not in known] + bounced
+        parts = []
+        if dead:
+            parts.append(self.active.leadership.on_broker_failure(dead))
+        for b in new:
+            ctx.live_brokers[b] = current[b]
+        if new:
+            parts.append(self.active.leadership.on_broker_startup(new))
+        for b in current:  # registration updates (endpoints, rack) without a new epoch
+            ctx.live_brokers[b] = current[b]
+        return "; ".join(parts) or ""
+
+    def _topic_change(self) -> str:
+        """Topics created or removed by someone else (a legacy tool writing ZooKeeper directly)."""
+        assert self.active is not None
+        ctx = self.active.ctx
+        names = set(self.session.get_children(paths.BROKER_TOPICS, watch=self._enqueue(ev.TopicChange())) or [])
+        added = sorted(names - set(ctx.topics))
+        removed = sorted(set(ctx.topics) - names)
+        for name in removed:
+            ctx.topics.pop(name, None)
+        if not added:
+            return f"topics removed outside the controller: {removed}" if removed else ""
+        report = LoadReport()
+        loaded = load_topics(self.session, added, report)
+        ctx.topics.update(loaded)
+        upgrade = [n for n, t in loaded.items() if (self.uses_topic_ids and t.topic_id is None)]
+        self._upgrade_topic_znodes(upgrade)
+        self.active.leadership.trigger_online()
+        return f"new topic(s) created outside the controller: {added}"
+
+    def _process_deletions(self) -> int:
+        assert self.active is not None
+        ctx = self.active.ctx
+        markers = set(self.session.get_children(paths.DELETE_TOPICS, watch=self._enqueue(ev.TopicDeletion())) or [])
+        ctx.topics_to_delete = markers
+        if not markers:
+            return 0
+        if not self.delete_topic_enable:
+            self.active.writer.each([Delete(paths.delete_topic_marker(t)) for t in sorted(markers)])
+            ctx.topics_to_delete = set()
+            return 0
+        return sum(delete_topic(ctx, self.active.writer, self.session, t) for t in sorted(markers))
+
+    def _topic_deletion(self) -> str:
+        pending = set(self.active.ctx.topics_to_delete) if self.active else set()
+        deleted = self._process_deletions()
+        waiting = sorted(self.active.ctx.topics_to_delete) if self.active else []
+        if not deleted and not waiting and not pending:
+            return ""
+        return f"deleted {deleted} topic(s)" + (f"; waiting on reassignments for {waiting}" if waiting else "")
+
+    def _preferred_znode(self) -> str:
+        assert self.active is not None
+        found = self.session.get(paths.PREFERRED_REPLICA_ELECTION)
+        self.session.exists(paths.PREFERRED_REPLICA_ELECTION, watch=self._enqueue(ev.PreferredElectionZnode()))
+        if found is None:
+            return ""
+        try:
+            partitions = PreferredReplicaElectionZnode.decode(paths.PREFERRED_REPLICA_ELECTION, found[0]).partitions
+        except ZnodeFormatError as exc:
+            log.error("ignoring %s", exc)
+            partitions = ()
+        results = self.active.leadership.elect_leaders(0, partitions)
+        with contextlib.suppress(OpFailed):
+            self.active.writer.atomic([Delete(paths.PREFERRED_REPLICA_ELECTION)])
+        ok = sum(1 for r in results.values() if r[0] is E.NONE)
+        return f"preferred replica election znode: {ok} of {len(results)} partition(s) moved"
+
+    def _isr_change_notifications(self) -> str:
+        """Pre-2.7-IV2 brokers write ISR changes themselves and leave notifications for the controller."""
+        assert self.active is not None
+        children = (
+            self.session.get_children(paths.ISR_CHANGE_NOTIFICATION, watch=self._enqueue(ev.IsrChangeNotification()))
+            or []
+        )
+        if not children:
+            return ""
+        full = [f"{paths.ISR_CHANGE_NOTIFICATION}/{c}" for c in sorted(children)]
+        found = read_data(self.session.client, full)
+        changed: set[TopicPartition] = set()
+        for path, result in found.items():
+            if result is None:
+                continue
+            try:
+                changed.update(IsrChangeNotification.decode(path, result[0]).partitions)
+            except ZnodeFormatError as exc:
+                log.error("ignoring %s", exc)
+        self.active.reassigner.refresh([tp for tp in changed if self.active.ctx.partition(tp) is not None])
+        self.active.reassigner.maybe_complete(changed)
+        self.active.writer.each([Delete(p) for p in full])
+        return f"processed {len(full)} ISR change notification(s) for {len(changed)} partition(s)"
+
+    # -- the API (thread-safe; runs on the controller thread) --------------------------------------------------------
+    def _api(self, call: ev.ApiCall) -> str:
+        if self.active is None:
+            call.future.set_exception(
+                KafkaApiError(E.NOT_CONTROLLER, "This is not the correct controller for this cluster.")
+            )
+            return ""
+        try:
+            call.future.set_result(call.fn())
+        except (ControllerMoved, SessionLost, ZkUnavailable) as exc:
+            call.future.set_exception(KafkaApiError(E.NOT_CONTROLLER, str(exc)))
+            raise
+        except KafkaApiError as exc:
+            call.future.set_exception(exc)
+        return f"handled {call.name}"
+
+    def call(self, name: str, fn: Callable[[Active], T], timeout: float = 30.0) -> T:
+        """Run ``fn`` with the active controller's state on the controller thread and wait for its result.
+        Raises KafkaApiError(NOT_CONTROLLER) if this node is not the active controller."""
+        future: Future[Any] = Future()
+
+        def run() -> Any:
+            assert self.active is not None
+            return fn(self.active)
+
+        self._queue.put(ev.ApiCall(name, run, future))
+        result: T = future.result(timeout)
+        return result
+
+    def create_topics(self, topics: Sequence[NewTopic], *, validate_only: bool = False) -> dict[str, Result]:
+        def run(a: Active) -> dict[str, Result]:
+            out: dict[str, Result] = {}
+            names = [t.name for t in topics]
+            for topic in topics:
+                if names.count(topic.name) > 1:
+                    out[topic.name] = (E.INVALID_REQUEST, "Create topics request from client contains multiple topics "
+                                       "with the same name")  # fmt: skip
+                    continue
+                try:
+                    assignment = plan_topic(a.ctx, topic)
+                    if not validate_only:
+                        create_topic(a.ctx, a.writer, topic, assignment, uses_topic_ids=self.uses_topic_ids)
+                    out[topic.name] = (E.NONE, None)
+                except KafkaApiError as exc:
+                    out[topic.name] = (exc.error, exc.message)
+            return out
+
+        return self.call("CreateTopics", run)
+
+    def delete_topics(self, names: Sequence[str]) -> dict[str, Result]:
+        def run(a: Active) -> dict[str, Result]:
+            out: dict[str, Result] = {}
+            for name in dict.fromkeys(names):
+                try:
+                    request_deletion(a.ctx, a.writer, name)
+                    out[name] = (E.NONE, None)
+                except KafkaApiError as exc:
+                    out[name] = (exc.error, exc.message)
+            self._process_deletions()
+            return out
+
+        return self.call("DeleteTopics", run)
+
+    def create_partitions(
+        self, requests: Mapping[str, tuple[int, Sequence[Sequence[int]] | None]], *, validate_only: bool = False
+    ) -> dict[str, Result]:
+        def run(a: Active) -> dict[str, Result]:
+            out: dict[str, Result] = {}
+            for name, (count, assignment) in requests.items():
+                try:
+                    added = plan_new_partitions(a.ctx, name, count, assignment)
+                    if not validate_only:
+                        add_partitions(a.ctx, a.writer, name, added, uses_topic_ids=self.uses_topic_ids)
+                    out[name] = (E.NONE, None)
+                except KafkaApiError as exc:
+                    out[name] = (exc.error, exc.message)
+            return out
+
+        return self.call("CreatePartitions", run)
+
+    def alter_partition_reassignments(
+        self, requests: Mapping[TopicPartition, Sequence[int] | None]
+    ) -> dict[TopicPartition, Result]:
+        def run(a: Active) -> dict[TopicPartition, Result]:
+            results = a.reassigner.alter(requests)
+            self._process_deletions()
+            return results
+
+        return self.call("AlterPartitionReassignments", run)
+
+    def list_partition_reassignments(
+        self, partitions: Collection[TopicPartition] | None = None
+    ) -> dict[TopicPartition, ReplicaAssignment]:
+        return self.call("ListPartitionReassignments", lambda a: a.reassigner.list(partitions))
+
+    def elect_leaders(
+        self, election_type: int, partitions: Collection[TopicPartition] | None = None
+    ) -> dict[TopicPartition, Result]:
+        def run(a: Active) -> dict[TopicPartition, Result]:
+            tps = partitions if partitions is not None else [tp for tp, _ in a.ctx.all_partitions()]
+            return a.leadership.elect_leaders(election_type, tps)
+
+        return self.call("ElectLeaders", run)
+
+    def alter_partition(
+        self, broker_id: int, broker_epoch: int, updates: Mapping[TopicPartition, IsrUpdate]
+    ) -> tuple[KafkaError, dict[TopicPartition, IsrResult]]:
+        def run(a: Active) -> tuple[KafkaError, dict[TopicPartition, IsrResult]]:
+            result = a.leadership.alter_partition(broker_id, broker_epoch, updates)
+            self._process_deletions()  # a finished move may unblock a pending deletion
+            return result
+
+        return self.call("AlterPartition", run)
+
+    def controlled_shutdown(self, broker_id: int, broker_epoch: int) -> tuple[KafkaError, list[TopicPartition]]:
+        return self.call("ControlledShutdown", lambda a: a.leadership.controlled_shutdown(broker_id, broker_epoch))
+
+    def snapshot(self) -> ControllerContext:
+        """The active controller's context (for tests and metrics; read it, do not mutate it)."""
+        return self.call("Snapshot", lambda a: a.ctx)
+
+
+__all__ = ["Controller", "IsrResult", "IsrUpdate", "LiveBroker", "NewTopic"]

@@ -1,0 +1,701 @@
+"""Multi-op reads for kazoo: ZooKeeper's ``multiRead`` (opcode 22, ZooKeeper >= 3.6).
+
+A controller failover reads every topic and partition-state znode. With kazoo, one ``get_async`` per znode
+costs more Python per request than the server needs to answer it; ``multiRead`` packs up to thousands of
+getData/getChildren ops into one request and one response, so the per-request overhead is paid once per
+batch. kazoo has no call for it, but its connection sends any object with ``type``, ``serialize()`` and
+``deserialize(buffer, offset)``; :class:`MultiReadRequest` is such an object.
+
+Wire format (``MultiOperationRecord`` / ``MultiResponse`` in ZooKeeper's jute):
+
+- request: for each op ``MultiHeader(type, done=false, err=-1)`` + ``(ustring path, boolean watch)``, then
+  ``MultiHeader(-1, true, -1)``. Only getData (4) and getChildren (8) are allowed; any other op type makes
+  the server fail the whole request with MARSHALLINGERROR.
+- response: for each op ``MultiHeader(type, false, err)`` + body, then ``MultiHeader(-1, true, -1)``. The
+  body is ``(buffer data, Stat)`` for getData, ``vector<ustring>`` for getChildren and ``int err`` for a
+  failed op (header type -1). Ops fail one by one: a missing znode fails only its own op (unlike a write
+  ``multi``, which is all-or-nothing). Verified against a Debian ZooKeeper 3.8 server.
+
+Sizes. The server drops the *connection* when a request is larger than its ``jute.maxbuffer`` (default
+1 MiB), so requests are cut at :data:`MAX_REQUEST_BYTES`, exactly (path lengths are known). Responses are
+different: a response's size is unknown until it arrives, and neither ZooKeeper 3.8 nor kazoo enforces a
+limit on it (a 10.8 MB multiRead response was served and read without error), so there is no error to
+catch and retry on. ``read_data``/``read_children`` therefore keep each response under a *byte budget*
+(``max_response_bytes``, default 1 MiB minus 64 KiB, i.e. what the Java client, whose default
+``jute.maxbuffer`` applies to responses, could also read) by sizing every batch from an estimate of bytes
+per op: it starts from the caller's ``expected_size`` hint and is updated from each response's real size
+(it jumps up at once and decays slowly). A response that still exceeds the budget (a few unexpectedly
+large znodes in one batch) is accepted as is, never re-read, and counted in :class:`ReadStats`; the
+following batches shrink. One op whose own result is over the budget (a single ~1 MB znode) is sent alone.
+
+Chroots. Paths are the client's paths: the client's chroot is prepended exactly as kazoo does for its own
+requests (``kazoo.protocol.paths._prefix_root``). Results carry no paths, so nothing needs unchrooting.
+
+Servers older than 3.6 answer opcode 22 with UNIMPLEMENTED and then close the connection (the session
+survives and kazoo reconnects). :func:`supports_multi_read` probes once per client with an empty multiRead
+and caches the answer; the bulk readers then fall back to pipelined ``get_async``/``get_children_async``.
+On such a server the probe costs one reconnect (a SUSPENDED blip), so call it right after connecting,
+before the client holds leadership.
+
+Timeouts. Every wait is ``IAsyncResult.get(timeout)`` against one deadline per call; when it passes
+:class:`MultiReadTimeoutError` is raised, saying how much is unanswered and the client's state. A batch lost
+to a dropped connection (ConnectionLoss) is sent again while the deadline allows: reads are idempotent.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Final, NamedTuple, TypeAlias
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import (
+    EXCEPTIONS,
+    ConnectionLoss,
+    NoNodeError,
+    UnimplementedError,
+)
+from kazoo.interfaces import IAsyncResult
+from kazoo.protocol.paths import _prefix_root
+from kazoo.protocol.states import ZnodeStat
+
+__all__ = [
+    "DEFAULT_MAX_RESPONSE_BYTES",
+    "MAX_REQUEST_BYTES",
+    "MULTI_READ",
+    "DataResult",
+    "GetChildrenOp",
+    "GetDataOp",
+    "MultiReadRequest",
+    "MultiReadTimeoutError",
+    "ReadOp",
+    "ReadResult",
+    "ReadStats",
+    "forget_multi_read_support",
+    "multi_read_async",
+    "read_children",
+    "read_data",
+    "server_path",
+    "set_multi_read_support",
+    "supports_multi_read",
+]
+
+log = logging.getLogger(__name__)
+
+#: ZooDefs.OpCode values.
+MULTI_READ: Final = 22
+OP_GET_DATA: Final = 4
+OP_GET_CHILDREN: Final = 8
+OP_ERROR: Final = -1
+
+#: ZooKeeper's default ``jute.maxbuffer`` (0xfffff), which bounds a packet's length on both ends.
+JUTE_MAXBUFFER: Final = 0xFFFFF
+#: Default response budget: the default ``jute.maxbuffer`` minus 64 KiB of slack.
+DEFAULT_MAX_RESPONSE_BYTES: Final = JUTE_MAXBUFFER - 64 * 1024
+#: Requests are cut well under the server's ``jute.maxbuffer``; a larger one makes it drop the connection.
+MAX_REQUEST_BYTES: Final = 512 * 1024
+#: Outstanding single reads in the fallback (the ``get_async`` pipeline depth that kazoo handles best).
+FALLBACK_IN_FLIGHT: Final = 1000
+#: A batch lost to a dropped connection is sent again at most this many times (within the deadline).
+MAX_RESENDS: Final = 5
+
+_HEADER = struct.Struct("!iBi")  # MultiHeader: type, done, err
+_HEADER_INT = struct.Struct("!iBii")  # MultiHeader + the body's first int (buffer length / count / error)
+_INT = struct.Struct("!i")
+_STAT = struct.Struct("!qqqqiiiqiiq")
+_DONE = _HEADER.pack(-1, True, -1)
+_OP_PREFIX = {
+    OP_GET_DATA: _HEADER.pack(OP_GET_DATA, False, -1),
+    OP_GET_CHILDREN: _HEADER.pack(OP_GET_CHILDREN, False, -1),
+}
+#: Request bytes of one op besides its path: header (9) + path length (4) + watch flag (1).
+_REQUEST_OP_OVERHEAD: Final = _HEADER.size + _INT.size + 1
+#: Response bytes of one getData op besides its data: header (9) + data length (4) + Stat (68).
+_DATA_OVERHEAD: Final = _HEADER.size + _INT.size + _STAT.size
+#: Response bytes of one getChildren op besides the names: header (9) + count (4).
+_CHILDREN_OVERHEAD: Final = _HEADER.size + _INT.size
+
+
+class GetDataOp(NamedTuple):
+    """Read a znode's data and Stat (no watch)."""
+
+    path: str
+
+
+class GetChildrenOp(NamedTuple):
+    """List a znode's children (no watch)."""
+
+    path: str
+
+
+ReadOp: TypeAlias = GetDataOp | GetChildrenOp
+DataResult: TypeAlias = tuple[bytes | None, ZnodeStat]
+#: One op's result: (data, stat) for GetDataOp, names for GetChildrenOp, or the op's own exception.
+ReadResult: TypeAlias = DataResult | list[str] | Exception
+
+
+class MultiReadTimeoutError(TimeoutError):
+    """A bulk read did not complete before its deadline (typically: the connection is down)."""
+
+
+# -- the request object kazoo's connection sends ------------------------------------------------------
+
+
+class MultiReadRequest:
+    """A ``multiRead`` request for kazoo's connection (``client._call(request, async_result)``).
+
+    ``ops`` are ``(opcode, server_path)`` pairs: opcode 4 (getData) or 8 (getChildren) and a path that
+    already carries the client's chroot (see :func:`server_path`). The async result is set to one
+    :data:`ReadResult` per op, in order. ``response_bytes`` is the size of the answer once it arrived.
+    """
+
+    type: ClassVar[int] = MULTI_READ
+    __slots__ = ("ops", "response_bytes")
+
+    def __init__(self, ops: Sequence[tuple[int, str]]) -> None:
+        for opcode, _ in ops:
+            if opcode not in _OP_PREFIX:
+                raise ValueError(f"multiRead supports getData (4) and getChildren (8), not opcode {opcode}")
+        self.ops = ops
+        self.response_bytes = 0
+
+    @classmethod
+    def get_data(cls, paths: Iterable[str]) -> MultiReadRequest:
+        return cls([(OP_GET_DATA, p) for p in paths])
+
+    @classmethod
+    def get_children(cls, paths: Iterable[str]) -> MultiReadRequest:
+        return cls([(OP_GET_CHILDREN, p) for p in paths])
+
+    def __repr__(self) -> str:  # kazoo logs requests at DEBUG: keep it short
+        first = self.ops[0][1] if self.ops else None
+        return f"MultiReadRequest({len(self.ops)} ops, first={first!r})"
+
+    def serialize(self) -> bytes:
+        parts: list[bytes] = []
+        append = parts.append
+        pack_int = _INT.pack
+        for opcode, path in self.ops:
+            raw = path.encode()
+            append(_OP_PREFIX[opcode])
+            append(pack_int(len(raw)))
+            append(raw)
+            append(b"\x00")  # watch = false
+        append(_DONE)
+        return b"".join(parts)
+
+    def deserialize(self, buffer: bytes, offset: int) -> list[ReadResult]:
+        self.response_bytes = len(buffer) - offset
+        results = _decode_multi_response(buffer, offset)
+        if len(results) != len(self.ops):
+            raise ValueError(f"multiRead answered {len(results)} results for {len(self.ops)} ops")
+        return results
+
+
+def _decode_multi_response(buf: bytes, off: int) -> list[ReadResult]:
+    results: list[ReadResult] = []
+    append = results.append
+    unpack_header = _HEADER_INT.unpack_from
+    unpack_int = _INT.unpack_from
+    unpack_stat = _STAT.unpack_from
+    make_stat = ZnodeStat._make
+    stat_size = _STAT.size
+    last = len(buf) - _HEADER.size  # where the closing done-header must start
+    while off < last:
+        optype, done, _err, n = unpack_header(buf, off)
+        off += _HEADER_INT.size
+        if done:
+            raise ValueError(f"multiRead response: done header at offset {off} before the end")
+        if optype == OP_GET_DATA:
+            if n < 0:
+                data = None
+            else:
+                data = buf[off : off + n]
+                off += n
+            append((data, make_stat(unpack_stat(buf, off))))
+            off += stat_size
+        elif optype == OP_GET_CHILDREN:
+            children: list[str] = []
+            for _ in range(max(n, 0)):
+                size = unpack_int(buf, off)[0]
+                off += 4
+                children.append(buf[off : off + size].decode())
+                off += size
+            append(children)
+        elif optype == OP_ERROR:
+            append(EXCEPTIONS[n]())
+        else:
+            raise ValueError(f"multiRead response: unexpected result type {optype}")
+    if off != last or not _HEADER.unpack_from(buf, off)[1]:
+        raise ValueError("multiRead response: missing or misplaced done header")
+    return results
+
+
+# -- chroot handling ------------------------------------------------------------------------------------
+
+
+def server_path(client: KazooClient, path: str) -> str:
+    """``path`` as the server sees it: the client's chroot prepended the way kazoo does for its own
+    requests (``_prefix_root``), with a fast path for already-normal absolute paths."""
+    if not isinstance(path, str):
+        raise TypeError(f"Invalid type for 'path' (string expected): {path!r}")
+    chroot: str = client.chroot or ""
+    return _server_path(chroot, path)
+
+
+def _server_path(chroot: str, path: str) -> str:
+    if path.startswith("/") and len(path) > 1 and not path.endswith("/") and "//" not in path and "/." not in path:
+        return chroot + path
+    result: str = _prefix_root(chroot, path)
+    return result
+
+
+def _server_paths(client: KazooClient, paths: Iterable[str]) -> list[str]:
+    chroot: str = client.chroot or ""
+    out = []
+    for p in paths:
+        if not isinstance(p, str):
+            raise TypeError(f"Invalid type for 'path' (string expected): {p!r}")
+        out.append(_server_path(chroot, p))
+    return out
+
+
+# -- support detection ------------------------------------------------------------------------------------
+
+_support: weakref.WeakKeyDictionary[KazooClient, bool] = weakref.WeakKeyDictionary()
+_support_lock = threading.Lock()
+
+
+def supports_multi_read(client: KazooClient, *, timeout: float = 10.0) -> bool:
+    """Whether the client's server answers ``multiRead``; probed once per client (an empty multiRead)
+    and cached. On a server older than 3.6 the probe costs one reconnect: call it right after connecting.
+
+    Raises :class:`MultiReadTimeoutError` if the probe is not answered within ``timeout``.
+    """
+    with _support_lock:
+        known = _support.get(client)
+    if known is not None:
+        return known
+    result = client.handler.async_result()
+    client._call(MultiReadRequest([]), result)
+    try:
+        result.get(timeout=timeout)
+        supported = True
+    except UnimplementedError:
+        supported = False
+        log.warning("ZooKeeper server does not support multiRead (older than 3.6): falling back to single reads")
+    except client.handler.timeout_exception as exc:
+        raise MultiReadTimeoutError(
+            f"multiRead support probe unanswered after {timeout:.1f}s; client state {client.state}"
+        ) from exc
+    with _support_lock:
+        _support[client] = supported
+    return supported
+
+
+def set_multi_read_support(client: KazooClient, supported: bool) -> None:
+    """Record the answer without probing (e.g. ``False`` to force the single-read fallback)."""
+    with _support_lock:
+        _support[client] = supported
+
+
+def forget_multi_read_support(client: KazooClient) -> None:
+    """Forget the cached answer, so the next use probes again (e.g. after moving to another ensemble)."""
+    with _support_lock:
+        _support.pop(client, None)
+
+
+def _mark_unsupported(client: KazooClient) -> None:
+    log.warning("ZooKeeper server answered multiRead with UNIMPLEMENTED: falling back to single reads")
+    set_multi_read_support(client, False)
+
+
+# -- one multi-op read --------------------------------------------------------------------------------------
+
+
+def multi_read_async(client: KazooClient, ops: Sequence[ReadOp]) -> IAsyncResult:
+    """Send ``ops`` as one multiRead; the result is a list with one :data:`ReadResult` per op.
+
+    A failed op (e.g. a missing znode) is a ``kazoo.exceptions`` instance in its slot and does not fail
+    the others. Paths are the client's (chroot applied as for kazoo's own calls). No size splitting:
+    keep ``ops`` small enough yourself, or use :func:`read_data` / :func:`read_children`. If the server is
+    known not to support multiRead, or answers UNIMPLEMENTED, the ops are sent as single reads instead and
+    the result has the same shape.
+    """
+    pairs: list[tuple[int, str]] = []
+    chroot: str = client.chroot or ""
+    for op in ops:
+        if isinstance(op, GetDataOp):
+            opcode = OP_GET_DATA
+        elif isinstance(op, GetChildrenOp):
+            opcode = OP_GET_CHILDREN
+        else:
+            raise TypeError(f"not a GetDataOp or GetChildrenOp: {op!r}")
+        if not isinstance(op.path, str):
+            raise TypeError(f"Invalid type for 'path' (string expected): {op.path!r}")
+        pairs.append((opcode, _server_path(chroot, op.path)))
+
+    with _support_lock:
+        known = _support.get(client)
+    if known is False:
+        return _single_reads_async(client, list(ops))
+
+    request = MultiReadRequest(pairs)
+    inner = client.handler.async_result()
+    client._call(request, inner)
+    if known is True:
+        return inner
+
+    outer = client.handler.async_result()
+
+    def settle(done: IAsyncResult) -> None:
+        exc = done.exception
+        if isinstance(exc, UnimplementedError):
+            _mark_unsupported(client)
+            # the server closes the connection after UNIMPLEMENTED: reads sent before kazoo notices come
+            # back as ConnectionLoss, so resend those
+            _single_reads_async(client, list(ops), resends=MAX_RESENDS).rawlink(lambda r: _copy_result(r, outer))
+            return
+        if exc is None:
+            set_multi_read_support(client, True)
+        _copy_result(done, outer)
+
+    inner.rawlink(settle)
+    return outer
+
+
+def _copy_result(source: IAsyncResult, target: IAsyncResult) -> None:
+    if source.exception is not None:
+        target.set_exception(source.exception)
+    else:
+        target.set(source.value)
+
+
+def _single_reads_async(client: KazooClient, ops: list[ReadOp], *, resends: int = 0) -> IAsyncResult:
+    """The same result shape as a multiRead, from one kazoo call per op (the pre-3.6 fallback). An op
+    that fails with ConnectionLoss is sent again up to ``resends`` times."""
+    outer = client.handler.async_result()
+    results: list[ReadResult | None] = [None] * len(ops)
+    remaining = [len(ops)]
+    lock = threading.Lock()
+    if not ops:
+        outer.set([])
+        return outer
+
+    def send(index: int, attempt: int) -> None:
+        op = ops[index]
+        sub = client.get_async(op.path) if isinstance(op, GetDataOp) else client.get_children_async(op.path)
+        sub.rawlink(lambda r: on_done(index, attempt, r))
+
+    def on_done(index: int, attempt: int, r: IAsyncResult) -> None:
+        exc = r.exception
+        if isinstance(exc, ConnectionLoss) and attempt < resends:
+            send(index, attempt + 1)
+            return
+        results[index] = exc if exc is not None else r.value
+        with lock:
+            remaining[0] -= 1
+            last = remaining[0] == 0
+        if last:
+            outer.set(results)
+
+    for i in range(len(ops)):
+        send(i, 0)
+    return outer
+
+
+# -- bulk readers ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ReadStats:
+    """What a bulk read did; pass one in to inspect batching, splitting and fallback."""
+
+    paths: int = 0
+    requests: int = 0
+    resends: int = 0
+    oversized_responses: int = 0
+    largest_response_bytes: int = 0
+    response_bytes: int = 0
+    fallback: bool = False
+
+
+class _SizeEstimate:
+    """Bytes per op for sizing batches: starts at the hint, jumps up to any batch's observed average and
+    decays slowly towards smaller ones (a failover read is mostly homogeneous, with rare large znodes)."""
+
+    def __init__(self, initial: float) -> None:
+        self.per_op = max(initial, 1.0)
+
+    def observe(self, response_bytes: int, ops: int) -> None:
+        avg = response_bytes / max(ops, 1)
+        self.per_op = avg if avg > self.per_op else 0.75 * self.per_op + 0.25 * avg
+
+
+@dataclass
+class _Batch:
+    ops: list[tuple[int, str]]
+    user_paths: list[str]
+    sends: int = 0
+    request: MultiReadRequest = field(init=False)
+    result: IAsyncResult = field(init=False)
+
+
+_AnyResult: TypeAlias = Any
+
+
+def read_data(
+    client: KazooClient,
+    paths: Sequence[str],
+    *,
+    batch: int = 1000,
+    in_flight: int = 8,
+    timeout: float = 30.0,
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    expected_size: int = 256,
+    multi_read: bool | None = None,
+    stats: ReadStats | None = None,
+) -> dict[str, DataResult | None]:
+    """Data and Stat of every path (``None`` for a missing znode), read with pipelined multiRead batches.
+
+    ``batch`` caps ops per request, ``in_flight`` the outstanding requests. ``expected_size`` (bytes of
+    data per znode) seeds the estimate that keeps responses under ``max_response_bytes`` (see the module
+    doc). ``multi_read``: None probes the server once per client, False forces the single-read fallback
+    (pipelined ``get_async``), True skips the probe. ``timeout`` bounds the whole call:
+    :class:`MultiReadTimeoutError` when it passes. Errors other than NoNode (e.g. NoAuthError) are raised.
+    """
+    results = _bulk_read(
+        client,
+        paths,
+        OP_GET_DATA,
+        _DATA_OVERHEAD + max(expected_size, 0),
+        batch=batch,
+        in_flight=in_flight,
+        timeout=timeout,
+        max_response_bytes=max_response_bytes,
+        multi_read=multi_read,
+        stats=stats,
+    )
+    return results
+
+
+def read_children(
+    client: KazooClient,
+    paths: Sequence[str],
+    *,
+    batch: int = 1000,
+    in_flight: int = 8,
+    timeout: float = 30.0,
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    expected_size: int = 512,
+    multi_read: bool | None = None,
+    stats: ReadStats | None = None,
+) -> dict[str, list[str] | None]:
+    """Children of every path (``None`` for a missing znode), like :func:`read_data`. ``expected_size``
+    is the expected bytes of one listing (about 4 + len(name) per child)."""
+    results = _bulk_read(
+        client,
+        paths,
+        OP_GET_CHILDREN,
+        _CHILDREN_OVERHEAD + max(expected_size, 0),
+        batch=batch,
+        in_flight=in_flight,
+        timeout=timeout,
+        max_response_bytes=max_response_bytes,
+        multi_read=multi_read,
+        stats=stats,
+    )
+    return results
+
+
+def _bulk_read(
+    client: KazooClient,
+    paths: Sequence[str],
+    opcode: int,
+    initial_op_bytes: int,
+    *,
+    batch: int,
+    in_flight: int,
+    timeout: float,
+    max_response_bytes: int,
+    multi_read: bool | None,
+    stats: ReadStats | None,
+) -> dict[str, _AnyResult]:
+    if batch < 1 or in_flight < 1:
+        raise ValueError("batch and in_flight must be at least 1")
+    if isinstance(paths, str):
+        raise TypeError("paths must be a sequence of paths, not one string")
+    stats = stats if stats is not None else ReadStats()
+    deadline = time.monotonic() + timeout
+    unique = list(dict.fromkeys(paths))
+    stats.paths = len(unique)
+    servers = _server_paths(client, unique)
+    out: dict[str, _AnyResult] = {}
+    if not unique:
+        return out
+
+    use_multi = multi_read  # forcing (True/False) applies to this call only and is not cached
+    if use_multi is None:
+        use_multi = supports_multi_read(client, timeout=max(_remaining(deadline), 0.001))
+
+    todo: deque[tuple[str, str]] = deque(zip(unique, servers, strict=True))
+    if use_multi:
+        leftover = _pipelined_multi(
+            client, todo, opcode, initial_op_bytes, batch, in_flight, deadline, max_response_bytes, stats, out
+        )
+        if not leftover:
+            return out
+        todo = leftover  # the server stopped supporting multiRead mid-way (rolling downgrade)
+    stats.fallback = True
+    _pipelined_single(client, todo, opcode, deadline, stats, out)
+    return out
+
+
+def _remaining(deadline: float) -> float:
+    return deadline - time.monotonic()
+
+
+def _timeout_error(client: KazooClient, what: str, waiting: int, total: int, timeout_at: float) -> Exception:
+    return MultiReadTimeoutError(
+        f"{what}: {waiting} of {total} paths still unanswered at the deadline "
+        f"({time.monotonic() - timeout_at:+.1f}s); client state {client.state} "
+        f"({'connected' if client.connected else 'connection down'})"
+    )
+
+
+def _pipelined_multi(
+    client: KazooClient,
+    todo: deque[tuple[str, str]],
+    opcode: int,
+    initial_op_bytes: int,
+    batch: int,
+    in_flight: int,
+    deadline: float,
+    max_response_bytes: int,
+    stats: ReadStats,
+    out: dict[str, _AnyResult],
+) -> deque[tuple[str, str]] | None:
+    """Reads ``todo`` into ``out``; returns what is left if the server turned out not to support multiRead."""
+    estimate = _SizeEstimate(initial_op_bytes)
+    window: deque[_Batch] = deque()
+    retry: deque[_Batch] = deque()
+    total = len(todo)
+    unsupported = False
+
+    def send(b: _Batch) -> None:
+        b.request = MultiReadRequest(b.ops)
+        b.result = client.handler.async_result()
+        b.sends += 1
+        client._call(b.request, b.result)
+        stats.requests += 1
+        window.append(b)
+
+    def next_batch() -> _Batch:
+        count = max(1, min(batch, int(max_response_bytes // estimate.per_op)))
+        ops: list[tuple[int, str]] = []
+        users: list[str] = []
+        request_bytes = _HEADER.size
+        while todo and len(ops) < count:
+            user, srv = todo[0]
+            size = _REQUEST_OP_OVERHEAD + (len(srv) if srv.isascii() else len(srv.encode()))
+            if ops and request_bytes + size > MAX_REQUEST_BYTES:
+                break
+            todo.popleft()
+            request_bytes += size
+            ops.append((opcode, srv))
+            users.append(user)
+        return _Batch(ops, users)
+
+    while window or (not unsupported and (todo or retry)):
+        while not unsupported and len(window) < in_flight and (retry or todo):
+            send(retry.popleft() if retry else next_batch())
+        b = window.popleft()
+        try:
+            values = b.result.get(timeout=max(_remaining(deadline), 0.0))
+        except client.handler.timeout_exception:
+            waiting = sum(len(x.ops) for x in window) + len(b.ops) + len(todo) + sum(len(x.ops) for x in retry)
+            raise _timeout_error(client, "read (multiRead)", waiting, total, deadline) from None
+        except UnimplementedError:
+            unsupported = True
+            _mark_unsupported(client)
+            retry.append(b)
+            continue
+        except ConnectionLoss:
+            # The connection dropped with this batch unanswered (or the server closed it after refusing
+            # multiRead): send it again; kazoo queues it until the client reconnects.
+            if unsupported:
+                retry.append(b)
+                continue
+            if b.sends > MAX_RESENDS:
+                raise
+            stats.resends += 1
+            send(b)
+            continue
+        size = b.request.response_bytes
+        stats.response_bytes += size
+        stats.largest_response_bytes = max(stats.largest_response_bytes, size)
+        if size > max_response_bytes:
+            stats.oversized_responses += 1
+            log.debug("multiRead response of %d bytes for %d ops exceeds the budget", size, len(b.ops))
+        estimate.observe(size, len(b.ops))
+        _store(out, b.user_paths, values)
+
+    if unsupported:
+        rest: deque[tuple[str, str]] = deque()
+        for b in retry:
+            rest.extend(zip(b.user_paths, (srv for _, srv in b.ops), strict=True))
+        rest.extend(todo)
+        return rest
+    return None
+
+
+def _store(out: dict[str, _AnyResult], users: list[str], values: list[ReadResult]) -> None:
+    for user, value in zip(users, values, strict=True):
+        if isinstance(value, Exception):
+            if isinstance(value, NoNodeError):
+                out[user] = None
+                continue
+            value.add_note(f"while reading {user!r}")
+            raise value
+        out[user] = value
+
+
+def _pipelined_single(
+    client: KazooClient,
+    todo: deque[tuple[str, str]],
+    opcode: int,
+    deadline: float,
+    stats: ReadStats,
+    out: dict[str, _AnyResult],
+) -> None:
+    """The pre-3.6 fallback: kazoo's own calls, FALLBACK_IN_FLIGHT outstanding."""
+    call: Callable[[str], IAsyncResult] = client.get_async if opcode == OP_GET_DATA else client.get_children_async
+    window: deque[tuple[str, IAsyncResult, int]] = deque()
+    total = len(todo)
+    while todo or window:
+        while todo and len(window) < FALLBACK_IN_FLIGHT:
+            user, _ = todo.popleft()
+            window.append((user, call(user), 1))
+            stats.requests += 1
+        user, result, sends = window.popleft()
+        try:
+            out[user] = result.get(timeout=max(_remaining(deadline), 0.0))
+        except client.handler.timeout_exception:
+            raise _timeout_error(client, "read (single reads)", len(window) + 1 + len(todo), total, deadline) from None
+        except NoNodeError:
+            out[user] = None
+        except ConnectionLoss:
+            if sends > MAX_RESENDS:
+                raise
+            stats.resends += 1
+            stats.requests += 1
+            window.append((user, call(user), sends + 1))
+        except Exception as exc:
+            exc.add_note(f"while reading {user!r}")
+            raise

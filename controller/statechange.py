@@ -1,0 +1,121 @@
+"""Partition state transitions written the way Kafka's controller writes them.
+
+A state znode's zkVersion is the partition epoch: every update is a setData conditional on it, inside
+the epoch-fenced multi. A BADVERSION means a leader changed the ISR meanwhile, so the partition is
+re-read and the transition recomputed (Kafka's ``partitionsToRetry``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+
+from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError
+
+from controller import leaders
+from controller.context import ControllerContext, PartitionInfo
+from controller.zkops import Create, Op, SetData
+from controller.zksession import ZkSession
+from controller.zkwriter import FencedWriter
+from zkmodel import paths
+from zkmodel.admin import TopicPartition
+from zkmodel.errors import ZnodeFormatError
+from zkmodel.topics import PartitionState
+
+log = logging.getLogger(__name__)
+
+#: Given the partition and its current state, the new state (None: no change).
+Transition = Callable[[TopicPartition, PartitionInfo], PartitionState | None]
+MAX_ATTEMPTS = 10
+
+
+def refresh_state(session: ZkSession, tp: TopicPartition, info: PartitionInfo) -> None:
+    found = session.get(paths.partition_state(tp.topic, tp.partition))
+    if found is None:
+        info.state, info.partition_epoch = None, -1
+        return
+    try:
+        info.state = PartitionState.decode(paths.partition_state(tp.topic, tp.partition), found[0])
+        info.partition_epoch = found[1].version
+    except ZnodeFormatError as exc:
+        log.error("unreadable partition state: %s", exc)
+        info.state, info.partition_epoch = None, found[1].version
+
+
+def update_states(
+    ctx: ControllerContext,
+    writer: FencedWriter,
+    session: ZkSession,
+    partitions: Iterable[TopicPartition],
+    transition: Transition,
+) -> dict[TopicPartition, PartitionState]:
+    """Apply ``transition`` to each partition that has a state znode; returns the states written."""
+    todo = [tp for tp in partitions if (info := ctx.partition(tp)) is not None and info.state is not None]
+    written: dict[TopicPartition, PartitionState] = {}
+    for _attempt in range(MAX_ATTEMPTS):
+        planned: list[tuple[TopicPartition, PartitionInfo, PartitionState]] = []
+        for tp in todo:
+            info = ctx.partition(tp)
+            if info is None or info.state is None:
+                continue
+            new = transition(tp, info)
+            if new is not None and new != info.state:
+                planned.append((tp, info, new))
+        if not planned:
+            break
+        ops: list[Op] = [
+            SetData(paths.partition_state(tp.topic, tp.partition), new.encode(), info.partition_epoch)
+            for tp, info, new in planned
+        ]
+        retry: list[TopicPartition] = []
+        for (tp, info, new), result in zip(planned, writer.each(ops), strict=True):
+            if isinstance(result, BadVersionError):
+                refresh_state(session, tp, info)
+                retry.append(tp)
+            elif isinstance(result, KazooException):
+                log.error("could not update state of %s: %r", tp, result)
+            else:
+                info.state, info.partition_epoch = new, result.version
+                written[tp] = new
+        if not retry:
+            break
+        todo = retry
+    return written
+
+
+def create_states(
+    ctx: ControllerContext, writer: FencedWriter, partitions: Iterable[TopicPartition]
+) -> dict[TopicPartition, PartitionState]:
+    """NewPartition -> OnlinePartition: leader = first live replica, ISR = live replicas. Partitions with no
+    live replica stay without a state znode (offline) until a replica's broker registers."""
+    ops: list[Op] = []
+    planned: list[tuple[TopicPartition, PartitionInfo, PartitionState]] = []
+    parents: list[Op] = []  # Kafka's createTopicPartitions; NodeExists is expected and ignored
+    for tp in partitions:
+        info = ctx.partition(tp)
+        if info is None or info.state is not None:
+            continue
+        election = leaders.initial(info.assignment.replicas, ctx.is_live)
+        if election is None:
+            log.warning("no live replica for new partition %s (replicas %s)", tp, list(info.assignment.replicas))
+            continue
+        new = leaders.apply(None, election, ctx.epoch)
+        planned.append((tp, info, new))
+        parent = Create(paths.topic_partitions(tp.topic), None)
+        if parent not in parents:
+            parents.append(parent)
+        ops.append(Create(paths.partition(tp.topic, tp.partition), None))
+        ops.append(Create(paths.partition_state(tp.topic, tp.partition), new.encode()))
+    writer.each(parents)
+    results = writer.each(ops)
+    written = {}
+    for i, (tp, info, new) in enumerate(planned):
+        state_result = results[2 * i + 1]
+        if isinstance(state_result, NodeExistsError):
+            continue  # created by an earlier attempt; the next failover reads it
+        if isinstance(state_result, KazooException):
+            log.error("could not create state of %s: %r", tp, state_result)
+            continue
+        info.state, info.partition_epoch = new, 0
+        written[tp] = new
+    return written
