@@ -92,19 +92,25 @@ class Cluster:
     def catch_up(self, tp: TopicPartition, replicas: list[int] | None = None) -> None:
         """The leader reports that ``replicas`` (default: all live assigned replicas) joined the ISR."""
         controller = self.active()
-        data, stat = self.zk.get(paths.partition_state(tp.topic, tp.partition))
-        state = PartitionState.decode("s", data)
-        assignment = self.assignment(tp.topic).partitions[tp.partition]
-        joining = replicas if replicas is not None else [r for r in assignment if r in self.nodes]
-        isr = tuple(dict.fromkeys([*state.isr, *joining]))
-        leader = self.nodes[state.leader]
-        error, results = controller.alter_partition(
-            state.leader,
-            leader.registrar.broker_epoch,
-            {tp: IsrUpdate(state.leader_epoch, isr, stat.version)},
-        )
-        assert error.code == 0, error
-        assert results[tp].error.code == 0, results[tp]
+        for _ in range(50):
+            data, stat = self.zk.get(paths.partition_state(tp.topic, tp.partition))
+            state = PartitionState.decode("s", data)
+            assignment = self.assignment(tp.topic).partitions[tp.partition]
+            joining = replicas if replicas is not None else [r for r in assignment if r in self.nodes]
+            isr = tuple(dict.fromkeys([*state.isr, *joining]))
+            leader = self.nodes[state.leader]
+            error, results = controller.alter_partition(
+                state.leader,
+                leader.registrar.broker_epoch,
+                {tp: IsrUpdate(state.leader_epoch, isr, stat.version)},
+            )
+            assert error.code == 0, error
+            # A real leader that lost a race with the controller learns the new epoch and tries again.
+            if results[tp].error.name not in ("FENCED_LEADER_EPOCH", "INVALID_UPDATE_VERSION", "NOT_CONTROLLER"):
+                assert results[tp].error.code == 0, results[tp]
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"could not catch up {tp}")
 
     def reassignments(self) -> dict[TopicPartition, ReplicaAssignment]:
         return self.active().list_partition_reassignments()
