@@ -58,9 +58,11 @@ class Cluster:
         node = Node(broker_id, session, registrar)
         registrar.register(node.registration())
         if candidate:
-            node.controller = Controller(
-                session, broker_id, self.version, on_new_session=lambda: registrar.register(node.registration())
-            )
+
+            def reregister() -> None:
+                registrar.register(node.registration())
+
+            node.controller = Controller(session, broker_id, self.version, on_new_session=reregister)
             node.controller.start()
         self.nodes[broker_id] = node
         return node

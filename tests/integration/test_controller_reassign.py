@@ -279,13 +279,14 @@ def test_alter_partition_checks(zk_hosts: str, zk: KazooClient) -> None:
         controller.create_topics([NewTopic("t", assignment={0: [1, 2]})])
         p = tp("t", 0)
         epoch1 = c.nodes[1].registrar.broker_epoch
-        data, stat = zk.get(paths.partition_state("t", 0))
+        _, stat = zk.get(paths.partition_state("t", 0))
         assert (
             controller.alter_partition(1, epoch1 + 999, {p: IsrUpdate(0, (1,), stat.version)})[0]
             is E.STALE_BROKER_EPOCH
         )
         _, results = controller.alter_partition(1, epoch1, {p: IsrUpdate(0, (1,), stat.version)})
-        assert results[p].error is E.NONE and results[p].state is not None and results[p].state.isr == (1,)
+        written = results[p].state
+        assert results[p].error is E.NONE and written is not None and written.isr == (1,)
         stale = controller.alter_partition(1, epoch1, {p: IsrUpdate(0, (1, 2), stat.version)})[1][p]
         assert stale.error is E.INVALID_UPDATE_VERSION
         newer = controller.alter_partition(1, epoch1, {p: IsrUpdate(5, (1, 2), stat.version + 1)})[1][p]

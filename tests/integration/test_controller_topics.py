@@ -124,7 +124,7 @@ def test_add_partitions_and_scenario_22(zk_hosts: str, zk: KazooClient) -> None:
 
         # Scenario 22: a topic with a move in flight cannot grow; other topics can.
         moving = c.assignment("b").partitions[0]
-        target = [r for r in (0, 1, 2) if r not in moving][:1] + [moving[0]]
+        target = [*[r for r in (0, 1, 2) if r not in moving][:1], moving[0]]
         assert (
             controller.alter_partition_reassignments({TopicPartition("b", 0): target})[TopicPartition("b", 0)][0]
             is E.NONE
@@ -173,7 +173,7 @@ def test_scenario_12_controller_moved_mid_operation_resigns(zk_hosts: str, zk: K
         c.start_broker(0)
         controller = c.active()
         # Another controller bumps the epoch behind our back (as a newly elected one would).
-        data, stat = zk.get(paths.CONTROLLER_EPOCH)
+        _, stat = zk.get(paths.CONTROLLER_EPOCH)
         zk.set(paths.CONTROLLER_EPOCH, b"7", version=stat.version)
         with pytest.raises(KafkaApiError) as info:
             controller.create_topics([NewTopic("t", 1, 1)])
