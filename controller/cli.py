@@ -120,6 +120,78 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def cmd_node(args: argparse.Namespace) -> int:
+    from controller.config import ConfigError, load_config
+    from controller.node import Node, configure_logging
+    from controller.registration import BrokerIdInUse
+    from controller.stack import StackError, parse_sets
+    from controller.zksession import ZkUnavailable
+
+    configure_logging(args.log_level)
+    try:
+        config = load_config(args.config, parse_sets(args.override))
+    except (ConfigError, StackError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"error: cannot read config file: {exc}", file=sys.stderr)
+        return 2
+    for warning in config.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    node = Node(config)
+    try:
+        node.start()
+    except (ZkUnavailable, BrokerIdInUse, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        node.stop()
+        return 1
+    print(node.ready_line(), flush=True)
+    try:
+        _wait_for_stop_signal()
+    finally:
+        node.stop()
+    return 0
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    from controller.localzk import ZooKeeperError
+    from controller.stack import Stack, StackError, parse_sets
+
+    def say(msg: str) -> None:
+        print(msg, flush=True)
+
+    try:
+        stack = Stack(
+            nodes=args.nodes,
+            data_dir=Path(args.data_dir).resolve() if args.data_dir else None,
+            base_port=args.base_port,
+            ibp=args.ibp,
+            overrides=parse_sets(args.set),
+            zk_servers=args.zk_servers,
+        )
+    except StackError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        stack.start(progress=say)
+    except StackError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        stack.stop()
+        return 2 if "invalid node configuration" in str(exc) else 1
+    except ZooKeeperError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        stack.stop()
+        return 1
+    try:
+        say(stack.ready_line())
+        say("press Ctrl-C to stop")
+        _wait_for_stop_signal()
+    finally:
+        stack.stop(progress=say)
+    say("stopped")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="bridgekeeper", description="Kafka-compatible, ZooKeeper-backed bridge-release control plane."
@@ -128,6 +200,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("version", help="print the version")
     p.set_defaults(func=cmd_version)
+
+    up = sub.add_parser("up", help="run a local ZooKeeper and N nodes in the foreground until Ctrl-C")
+    up.add_argument("--nodes", type=_positive, default=3, help="number of nodes (broker+controller), default 3")
+    up.add_argument("--data-dir", default=None, help="keep ZooKeeper data, node configs and logs here")
+    up.add_argument("--base-port", type=_port, default=None, help="ZooKeeper on P, node i on P+i, metrics on P+100+i")
+    up.add_argument("--ibp", default=None, help="inter.broker.protocol.version for every node (default 3.9-IV0)")
+    up.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="node config, repeatable")
+    up.add_argument("--zk-servers", type=int, choices=(1, 3), default=1, help="standalone or 3-node ensemble")
+    up.set_defaults(func=cmd_up)
+
+    node = sub.add_parser("node", help="run one node from a Kafka-style properties file")
+    node.add_argument("--config", default=None, help="server.properties")
+    node.add_argument(
+        "--override", "--set", action="append", default=[], metavar="KEY=VALUE", help="config override, repeatable"
+    )
+    node.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    node.set_defaults(func=cmd_node)
 
     zk = sub.add_parser("zk", help="local ZooKeeper and znode tools")
     zsub = zk.add_subparsers(dest="zk_command", required=True, metavar="ZK_COMMAND")

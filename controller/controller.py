@@ -89,6 +89,10 @@ class Controller:
         self.last_status = "not started"
         self.last_load: LoadReport | None = None
         self.failover_seconds: float | None = None
+        #: Counts published after every step, for metrics (read from other threads; replaced, never mutated).
+        self.summary: dict[str, int] = {}
+        self.on_step: Callable[[Controller], None] | None = None
+        self._published_at = 0.0
         self._queue: queue.Queue[ev.Event] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._stopped = threading.Event()
@@ -124,6 +128,25 @@ class Controller:
             if status:
                 self.last_status = status
                 log.info("controller %d: %s", self.broker_id, status)
+            if status or time.monotonic() - self._published_at > 5.0:
+                self._publish()
+
+    def _publish(self) -> None:
+        """Counting is O(partitions), so it runs after steps that did something, or every few seconds."""
+        self._published_at = time.monotonic()
+        ctx = self.active.ctx if self.active is not None else None
+        if ctx is not None:
+            self.summary = {
+                "offline": len(ctx.offline_partitions()),
+                "under_replicated": len(ctx.under_replicated()),
+                "reassigning": sum(1 for _ in ctx.reassigning()),
+                "topics": len(ctx.topics),
+            }
+        if self.on_step is not None:
+            try:
+                self.on_step(self)
+            except Exception:
+                log.exception("%s metrics update failed", UNEXPECTED)
 
     def step(self, event: ev.Event) -> str:
         """Process one event; returns the status line for the log."""
@@ -136,8 +159,13 @@ class Controller:
             self._resign()
             return f"resigned: ZooKeeper session lost ({exc})"
         except ZkUnavailable as exc:
-            if isinstance(event, ev.ApiCall) and not event.future.done():
-                event.future.set_exception(KafkaApiError(E.REQUEST_TIMED_OUT, str(exc)))
+            if isinstance(event, ev.ApiCall):
+                if not event.future.done():
+                    event.future.set_exception(KafkaApiError(E.REQUEST_TIMED_OUT, str(exc)))
+            elif self.active is not None and not isinstance(event, ev.Tick):
+                # Kafka retries until connected; the tick resigns if the session is presumed lost meanwhile.
+                self._queue.put(event)
+                return f"ZooKeeper unavailable while handling {type(event).__name__}, will retry: {exc}"
             return f"ZooKeeper unavailable while handling {type(event).__name__}: {exc}"
         except Exception as exc:
             log.exception("%s controller %d failed on %s", UNEXPECTED, self.broker_id, type(event).__name__)

@@ -198,13 +198,30 @@ class MultiReadRequest:
         return results
 
 
+class _RawMultiReadRequest(MultiReadRequest):
+    """For the bulk readers: kazoo's connection thread only hands over the raw answer, and the reading
+    thread decodes it. Decoding in the connection thread makes the two threads fight for the GIL: every
+    time the reader releases it (e.g. to wake the connection with the next request) it waits up to the
+    switch interval (5 ms) to get it back, which cost about half of a 110,000-znode read."""
+
+    __slots__ = ()
+
+    def deserialize(self, buffer: bytes, offset: int) -> tuple[bytes, int]:  # type: ignore[override]
+        self.response_bytes = len(buffer) - offset
+        return buffer, offset
+
+    def decode(self, raw: tuple[bytes, int]) -> list[ReadResult]:
+        return MultiReadRequest.deserialize(self, *raw)
+
+
 def _decode_multi_response(buf: bytes, off: int) -> list[ReadResult]:
     results: list[ReadResult] = []
     append = results.append
     unpack_header = _HEADER_INT.unpack_from
     unpack_int = _INT.unpack_from
     unpack_stat = _STAT.unpack_from
-    make_stat = ZnodeStat._make
+    new_tuple = tuple.__new__  # what ZnodeStat._make does, minus a call and a length check (always 11)
+    stat_type = ZnodeStat
     stat_size = _STAT.size
     last = len(buf) - _HEADER.size  # where the closing done-header must start
     while off < last:
@@ -218,7 +235,7 @@ def _decode_multi_response(buf: bytes, off: int) -> list[ReadResult]:
             else:
                 data = buf[off : off + n]
                 off += n
-            append((data, make_stat(unpack_stat(buf, off))))
+            append((data, new_tuple(stat_type, unpack_stat(buf, off))))
             off += stat_size
         elif optype == OP_GET_CHILDREN:
             children: list[str] = []
@@ -282,18 +299,25 @@ def supports_multi_read(client: KazooClient, *, timeout: float = 10.0) -> bool:
         known = _support.get(client)
     if known is not None:
         return known
-    result = client.handler.async_result()
-    client._call(MultiReadRequest([]), result)
-    try:
-        result.get(timeout=timeout)
-        supported = True
-    except UnimplementedError:
-        supported = False
-        log.warning("ZooKeeper server does not support multiRead (older than 3.6): falling back to single reads")
-    except client.handler.timeout_exception as exc:
-        raise MultiReadTimeoutError(
-            f"multiRead support probe unanswered after {timeout:.1f}s; client state {client.state}"
-        ) from exc
+    deadline = time.monotonic() + timeout
+    for attempt in range(MAX_RESENDS + 1):
+        result = client.handler.async_result()
+        client._call(MultiReadRequest([]), result)
+        try:
+            result.get(timeout=max(_remaining(deadline), 0.0))
+            supported = True
+        except UnimplementedError:
+            supported = False
+            log.warning("ZooKeeper server does not support multiRead (older than 3.6): using single reads")
+        except ConnectionLoss:
+            if attempt == MAX_RESENDS:
+                raise
+            continue  # kazoo queues the next probe until it has reconnected
+        except client.handler.timeout_exception as exc:
+            raise MultiReadTimeoutError(
+                f"multiRead support probe unanswered after {timeout:.1f}s; client state {client.state}"
+            ) from exc
+        break
     with _support_lock:
         _support[client] = supported
     return supported
@@ -443,7 +467,7 @@ class _Batch:
     ops: list[tuple[int, str]]
     user_paths: list[str]
     sends: int = 0
-    request: MultiReadRequest = field(init=False)
+    request: _RawMultiReadRequest = field(init=False)
     result: IAsyncResult = field(init=False)
 
 
@@ -544,16 +568,25 @@ def _bulk_read(
     if use_multi is None:
         use_multi = supports_multi_read(client, timeout=max(_remaining(deadline), 0.001))
 
-    todo: deque[tuple[str, str]] = deque(zip(unique, servers, strict=True))
     if use_multi:
         leftover = _pipelined_multi(
-            client, todo, opcode, initial_op_bytes, batch, in_flight, deadline, max_response_bytes, stats, out
+            client,
+            unique,
+            servers,
+            opcode,
+            initial_op_bytes,
+            batch,
+            in_flight,
+            deadline,
+            max_response_bytes,
+            stats,
+            out,
         )
         if not leftover:
             return out
-        todo = leftover  # the server stopped supporting multiRead mid-way (rolling downgrade)
+        unique = leftover  # the server stopped supporting multiRead mid-way (rolling downgrade)
     stats.fallback = True
-    _pipelined_single(client, todo, opcode, deadline, stats, out)
+    _pipelined_single(client, deque(unique), opcode, deadline, stats, out)
     return out
 
 
@@ -571,7 +604,8 @@ def _timeout_error(client: KazooClient, what: str, waiting: int, total: int, tim
 
 def _pipelined_multi(
     client: KazooClient,
-    todo: deque[tuple[str, str]],
+    users: list[str],
+    servers: list[str],
     opcode: int,
     initial_op_bytes: int,
     batch: int,
@@ -580,16 +614,18 @@ def _pipelined_multi(
     max_response_bytes: int,
     stats: ReadStats,
     out: dict[str, _AnyResult],
-) -> deque[tuple[str, str]] | None:
-    """Reads ``todo`` into ``out``; returns what is left if the server turned out not to support multiRead."""
+) -> list[str] | None:
+    """Reads ``users`` (with their chrooted ``servers`` paths) into ``out``; returns the user paths left
+    unread if the server turned out not to support multiRead."""
     estimate = _SizeEstimate(initial_op_bytes)
     window: deque[_Batch] = deque()
     retry: deque[_Batch] = deque()
-    total = len(todo)
+    total = len(users)
+    cursor = 0
     unsupported = False
 
     def send(b: _Batch) -> None:
-        b.request = MultiReadRequest(b.ops)
+        b.request = _RawMultiReadRequest(b.ops)
         b.result = client.handler.async_result()
         b.sends += 1
         client._call(b.request, b.result)
@@ -597,30 +633,29 @@ def _pipelined_multi(
         window.append(b)
 
     def next_batch() -> _Batch:
-        count = max(1, min(batch, int(max_response_bytes // estimate.per_op)))
-        ops: list[tuple[int, str]] = []
-        users: list[str] = []
-        request_bytes = _HEADER.size
-        while todo and len(ops) < count:
-            user, srv = todo[0]
-            size = _REQUEST_OP_OVERHEAD + (len(srv) if srv.isascii() else len(srv.encode()))
-            if ops and request_bytes + size > MAX_REQUEST_BYTES:
+        nonlocal cursor
+        count = max(1, min(batch, int(max_response_bytes // estimate.per_op), total - cursor))
+        while True:
+            chunk = servers[cursor : cursor + count]
+            request_bytes = _HEADER.size + _REQUEST_OP_OVERHEAD * count + len("".join(chunk).encode())
+            if request_bytes <= MAX_REQUEST_BYTES or count == 1:
                 break
-            todo.popleft()
-            request_bytes += size
-            ops.append((opcode, srv))
-            users.append(user)
-        return _Batch(ops, users)
+            count = max(1, count * MAX_REQUEST_BYTES // request_bytes)  # long paths: fewer ops per request
+        b = _Batch([(opcode, p) for p in chunk], users[cursor : cursor + count])
+        cursor += count
+        return b
 
-    while window or (not unsupported and (todo or retry)):
-        while not unsupported and len(window) < in_flight and (retry or todo):
+    def unanswered() -> int:
+        return sum(len(x.ops) for x in (*window, *retry)) + total - cursor
+
+    while window or (not unsupported and (cursor < total or retry)):
+        while not unsupported and len(window) < in_flight and (retry or cursor < total):
             send(retry.popleft() if retry else next_batch())
         b = window.popleft()
         try:
-            values = b.result.get(timeout=max(_remaining(deadline), 0.0))
+            raw = b.result.get(timeout=max(_remaining(deadline), 0.0))
         except client.handler.timeout_exception:
-            waiting = sum(len(x.ops) for x in window) + len(b.ops) + len(todo) + sum(len(x.ops) for x in retry)
-            raise _timeout_error(client, "read (multiRead)", waiting, total, deadline) from None
+            raise _timeout_error(client, "read (multiRead)", unanswered() + len(b.ops), total, deadline) from None
         except UnimplementedError:
             unsupported = True
             _mark_unsupported(client)
@@ -637,6 +672,7 @@ def _pipelined_multi(
             stats.resends += 1
             send(b)
             continue
+        values = b.request.decode(raw)
         size = b.request.response_bytes
         stats.response_bytes += size
         stats.largest_response_bytes = max(stats.largest_response_bytes, size)
@@ -647,11 +683,7 @@ def _pipelined_multi(
         _store(out, b.user_paths, values)
 
     if unsupported:
-        rest: deque[tuple[str, str]] = deque()
-        for b in retry:
-            rest.extend(zip(b.user_paths, (srv for _, srv in b.ops), strict=True))
-        rest.extend(todo)
-        return rest
+        return [user for b in retry for user in b.user_paths] + users[cursor:]
     return None
 
 
@@ -668,7 +700,7 @@ def _store(out: dict[str, _AnyResult], users: list[str], values: list[ReadResult
 
 def _pipelined_single(
     client: KazooClient,
-    todo: deque[tuple[str, str]],
+    todo: deque[str],
     opcode: int,
     deadline: float,
     stats: ReadStats,
@@ -680,7 +712,7 @@ def _pipelined_single(
     total = len(todo)
     while todo or window:
         while todo and len(window) < FALLBACK_IN_FLIGHT:
-            user, _ = todo.popleft()
+            user = todo.popleft()
             window.append((user, call(user), 1))
             stats.requests += 1
         user, result, sends = window.popleft()

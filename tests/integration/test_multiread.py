@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from collections import deque
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
@@ -36,15 +39,15 @@ from tests.zkharness import ZkServer, new_client
 pytestmark = pytest.mark.integration
 
 
-def pipelined_get(client: KazooClient, paths: list[str]) -> dict[str, object]:
+def pipelined_get(client: KazooClient, paths: list[str]) -> dict[str, Any]:
     """The baseline: kazoo's own get_async, 1,000 in flight, NoNode as None."""
-    out: dict[str, object] = {}
-    window: deque[tuple[str, object]] = deque()
+    out: dict[str, Any] = {}
+    window: deque[tuple[str, Any]] = deque()
 
     def drain() -> None:
         path, result = window.popleft()
         try:
-            out[path] = result.get(timeout=30)  # type: ignore[attr-defined]
+            out[path] = result.get(timeout=30)
         except NoNodeError:
             out[path] = None
 
@@ -321,6 +324,24 @@ def test_unsupported_mid_read_falls_back_for_the_rest(zk: KazooClient, monkeypat
     delete_children(zk, "/r")
 
 
+def pause(server: LocalZooKeeper) -> None:
+    """SIGSTOP the server and wait until every JVM thread has stopped (kill returns before they do)."""
+    server.pause(1)
+    process = server.member(1).process
+    assert process is not None
+    tasks = Path(f"/proc/{process.pid}/task")
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        states = []
+        for task in tasks.iterdir():
+            with contextlib.suppress(OSError):
+                states.append((task / "stat").read_text().rsplit(")", 1)[1].split()[0])
+        if states and all(state in "Tt" for state in states):
+            return
+        time.sleep(0.01)
+    raise AssertionError("ZooKeeper did not stop")
+
+
 @pytest.fixture
 def own_server() -> Iterator[LocalZooKeeper]:
     with LocalZooKeeper() as server:
@@ -333,7 +354,7 @@ def test_timeout_when_the_server_does_not_answer(own_server: LocalZooKeeper, mul
     client.start(timeout=20)
     try:
         client.create("/x", b"1")
-        own_server.pause(1)
+        pause(own_server)
         start = time.monotonic()
         with pytest.raises(MultiReadTimeoutError, match="unanswered"):
             read_data(client, ["/x", "/y"], timeout=1.0, multi_read=multi_read)
@@ -350,7 +371,7 @@ def test_probe_times_out_when_the_server_does_not_answer(own_server: LocalZooKee
     client = new_client(own_server.connect_string, timeout=20.0)
     client.start(timeout=20)
     try:
-        own_server.pause(1)
+        pause(own_server)
         with pytest.raises(MultiReadTimeoutError, match="probe"):
             read_children(client, ["/"], timeout=0.5)
         own_server.resume(1)

@@ -1,0 +1,192 @@
+"""``bridgekeeper up``: the local stack. A ZooKeeper and N nodes, each node its own OS process as in a real
+deployment, in the foreground until SIGINT/SIGTERM, announced by one machine-readable READY line."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from controller.config import ConfigError, dump_properties, load_config
+from controller.localzk import LocalZooKeeper, _die_with_parent, free_port
+
+CHROOT = "/kafka"
+Progress = Callable[[str], None] | None
+
+
+def _quiet(_message: str) -> None:
+    pass
+
+
+class StackError(RuntimeError):
+    pass
+
+
+@dataclass
+class NodeProcess:
+    broker_id: int
+    config_path: Path
+    log_path: Path
+    port: int
+    metrics_port: int
+    process: subprocess.Popen[str] | None = None
+    ready: str = ""
+
+    def log_tail(self, lines: int = 40) -> str:
+        with contextlib.suppress(OSError):
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        return ""
+
+
+class Stack:
+    def __init__(
+        self,
+        *,
+        nodes: int = 3,
+        data_dir: Path | None = None,
+        base_port: int | None = None,
+        ibp: str | None = None,
+        overrides: Mapping[str, str] | None = None,
+        zk_servers: int = 1,
+    ) -> None:
+        if nodes < 1:
+            raise StackError("--nodes must be at least 1")
+        self.n = nodes
+        self._owns_dir = data_dir is None
+        self.data_dir = Path(tempfile.mkdtemp(prefix="bk-stack-")) if data_dir is None else data_dir
+        self.base_port = base_port
+        self.ibp = ibp
+        self.overrides = dict(overrides or {})
+        self.zk = LocalZooKeeper(
+            zk_servers, base_dir=self.data_dir / "zookeeper", client_port=base_port if zk_servers == 1 else None
+        )
+        self.nodes: list[NodeProcess] = []
+
+    @property
+    def zookeeper(self) -> str:
+        return self.zk.connect_string + CHROOT
+
+    def node_config(self, broker_id: int, port: int, metrics_port: int) -> dict[str, str]:
+        raw = {
+            "broker.id": str(broker_id),
+            "zookeeper.connect": self.zookeeper,
+            "listeners": f"PLAINTEXT://127.0.0.1:{port}",
+            "bridgekeeper.metrics.host": "127.0.0.1",
+            "bridgekeeper.metrics.port": str(metrics_port),
+        }
+        if self.ibp is not None:
+            raw["inter.broker.protocol.version"] = self.ibp
+        raw.update(self.overrides)
+        return raw
+
+    def _ports(self, i: int) -> tuple[int, int]:
+        if self.base_port is not None:
+            return self.base_port + i, self.base_port + 100 + i
+        return free_port(), free_port()
+
+    def start(self, progress: Progress = None, timeout: float = 60.0) -> None:
+        say = progress or _quiet
+        (self.data_dir).mkdir(parents=True, exist_ok=True)
+        # Validate every node's config before starting anything, so a bad --set names its key at once.
+        planned = []
+        for i in range(1, self.n + 1):
+            port, metrics_port = self._ports(i)
+            raw = self.node_config(i, port, metrics_port)
+            raw["zookeeper.connect"] = "127.0.0.1:2181" + CHROOT  # placeholder until ZooKeeper has a port
+            try:
+                load_config(None, raw)
+            except ConfigError as exc:
+                raise StackError(f"invalid node configuration: {exc}") from None
+            planned.append((i, port, metrics_port))
+        say(f"starting ZooKeeper ({self.zk.servers} server{'s' if self.zk.servers > 1 else ''}) ...")
+        self.zk.start()
+        say(f"ZooKeeper serving on {self.zk.connect_string}")
+        for i, port, metrics_port in planned:
+            node_dir = self.data_dir / f"node-{i}"
+            node_dir.mkdir(parents=True, exist_ok=True)
+            config_path = node_dir / "server.properties"
+            config_path.write_text(
+                dump_properties(self.node_config(i, port, metrics_port), comment=f"bridgekeeper node {i}")
+            )
+            node = NodeProcess(i, config_path, node_dir / "node.log", port, metrics_port)
+            self._launch(node)
+            self.nodes.append(node)
+        deadline = time.monotonic() + timeout
+        for node in self.nodes:
+            self._await_ready(node, deadline)
+            say(f"node {node.broker_id} ready on 127.0.0.1:{node.port}")
+
+    def _launch(self, node: NodeProcess) -> None:
+        log = node.log_path.open("ab")
+        node.process = subprocess.Popen(
+            [sys.executable, "-m", "controller.cli", "node", "--config", str(node.config_path)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            preexec_fn=_die_with_parent,
+        )
+        log.close()
+
+    def _await_ready(self, node: NodeProcess, deadline: float) -> None:
+        assert node.process is not None and node.process.stdout is not None
+        found: list[str] = []
+
+        def read() -> None:
+            assert node.process is not None and node.process.stdout is not None
+            for line in node.process.stdout:
+                if line.startswith("NODE-READY"):
+                    found.append(line.strip())
+                    return
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(max(0.0, deadline - time.monotonic()))
+        if not found:
+            code = node.process.poll()
+            state = f"exited with code {code}" if code is not None else "did not become ready in time"
+            raise StackError(f"node {node.broker_id} {state}; its log ({node.log_path}):\n{node.log_tail()}")
+        node.ready = found[0]
+
+    def ready_line(self) -> str:
+        bootstrap = ",".join(f"127.0.0.1:{n.port}" for n in self.nodes)
+        metrics = ",".join(f"http://127.0.0.1:{n.metrics_port}/metrics" for n in self.nodes)
+        return f"READY bootstrap={bootstrap} zookeeper={self.zookeeper} metrics={metrics}"
+
+    def stop_node(self, node: NodeProcess, timeout: float = 20.0) -> None:
+        p = node.process
+        if p is None or p.poll() is not None:
+            return
+        p.terminate()
+        try:
+            p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(10)
+
+    def stop(self, progress: Progress = None) -> None:
+        say = progress or _quiet
+        for node in reversed(self.nodes):
+            say(f"stopping node {node.broker_id} ...")
+            self.stop_node(node)
+        say("stopping ZooKeeper ...")
+        self.zk.stop(keep_dir=True)
+        if self._owns_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+
+
+def parse_sets(values: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise StackError(f"--set expects key=value, got {item!r}")
+        out[key.strip()] = value
+    return out

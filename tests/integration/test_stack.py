@@ -1,0 +1,116 @@
+"""`bridgekeeper up` and `bridgekeeper node` as an operator runs them: separate processes, READY line, stop."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from kazoo.client import KazooClient
+
+from tests.integration.cluster import wait_for
+from tests.stackutil import controller_id, metric
+from zkmodel import paths
+from zkmodel.brokers import BrokerRegistration
+
+pytestmark = pytest.mark.integration
+BIN = [sys.executable, "-m", "controller.cli"]
+
+
+def read_until(proc: subprocess.Popen[str], prefix: str, timeout: float = 90.0) -> str:
+    assert proc.stdout is not None
+    seen = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        seen.append(line.rstrip())
+        if line.startswith(prefix):
+            return line.strip()
+    raise AssertionError(f"no {prefix!r} line; output: {seen}")
+
+
+def fields(line: str) -> dict[str, str]:
+    return dict(part.split("=", 1) for part in line.split()[1:])
+
+
+def test_up_runs_zookeeper_and_three_nodes_until_ctrl_c(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [*BIN, "up", "--data-dir", str(tmp_path / "stack"), "--ibp", "3.4", "--set", "broker.rack=r1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        ready = fields(read_until(proc, "READY "))
+        bootstrap = ready["bootstrap"].split(",")
+        metrics = ready["metrics"].split(",")
+        assert len(bootstrap) == 3 and len(metrics) == 3
+        assert ready["zookeeper"].endswith("/kafka")
+        zk = KazooClient(hosts=ready["zookeeper"])
+        zk.start(timeout=20)
+        try:
+            assert sorted(zk.get_children(paths.BROKER_IDS)) == ["1", "2", "3"]
+            reg = BrokerRegistration.decode("b", zk.get(paths.broker(2))[0])
+            assert reg.rack == "r1" and reg.version == 5
+            assert f"127.0.0.1:{reg.endpoints[0].port}" == bootstrap[1]
+            wait_for(lambda: controller_id(zk) is not None, what="a controller")
+            active = controller_id(zk)
+            assert active is not None
+            wait_for(lambda: metric(metrics[active - 1], "bridgekeeper_controller_active") == 1.0, what="metrics")
+            assert sum(metric(m, "bridgekeeper_controller_active") or 0 for m in metrics) == 1
+        finally:
+            zk.stop()
+            zk.close()
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=90)
+        assert proc.returncode == 0, out
+        assert "stopping node 1" in out and out.rstrip().endswith("stopped")
+        for node in (1, 2, 3):
+            assert (tmp_path / "stack" / f"node-{node}" / "server.properties").exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_up_rejects_a_bad_setting_naming_the_key() -> None:
+    result = subprocess.run(
+        [*BIN, "up", "--set", "zookeeper.session.timeout.ms=soon"], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2
+    assert "zookeeper.session.timeout.ms" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key"),
+    [
+        (["broker.id=-5"], "broker.id"),
+        (["broker.id=1", "zookeeper.connect=127.0.0.1:2181", "listeners=PLAINTEXT://127.0.0.1:nope"], "listeners"),
+        (["broker.id=1"], "zookeeper.connect"),
+        (
+            ["broker.id=1", "zookeeper.connect=h:1", "inter.broker.protocol.version=9.9"],
+            "inter.broker.protocol.version",
+        ),
+    ],
+)
+def test_node_config_errors_name_the_key(overrides: list[str], key: str) -> None:
+    args = [arg for o in overrides for arg in ("--override", o)]
+    result = subprocess.run([*BIN, "node", *args], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert key in result.stderr
+
+
+def test_node_refuses_a_broker_id_already_registered(zk_hosts: str, zk: KazooClient, tmp_path: Path) -> None:
+    zk.create("/brokers/ids/4", b'{"version":5}', ephemeral=True, makepath=True)
+    result = subprocess.run(
+        [*BIN, "node", "--override", "broker.id=4", "--override", f"zookeeper.connect={zk_hosts}",
+         "--override", "listeners=PLAINTEXT://127.0.0.1:19999", "--override", "bridgekeeper.metrics.port=-1"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert "broker.id=4" in result.stderr
