@@ -12,7 +12,7 @@ from zkmodel.election import ControllerZnode
 
 
 def metric(url: str, name: str) -> float | None:
-    with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 - loopback test URL
+    with urllib.request.urlopen(url, timeout=5) as response:
         text = response.read().decode()
     match = re.search(rf"^{re.escape(name)}\{{[^}}]*\}} ([-0-9.e+]+)$", text, re.MULTILINE)
     return None if match is None else float(match.group(1))
