@@ -29,8 +29,10 @@ from kazoo.exceptions import NoNodeError
 from kazoo.retry import KazooRetry
 
 from bench.zkpopulate import data_paths, kafka_topic_tree, populate
+from controller.failover import load_context
 from controller.localzk import LocalZooKeeper
 from controller.multiread import DEFAULT_MAX_RESPONSE_BYTES, ReadStats, read_children, read_data
+from controller.zksession import ZkSession
 
 TOPICS_ROOT = "/brokers/topics"
 BASELINE_IN_FLIGHT = 1000
@@ -201,12 +203,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             read_data(client, paths[:2000])
             pipelined(client.get_async, paths[:2000])
 
-            times: dict[str, list[float]] = {k: [] for k in ("disc_base", "disc_ours", "data_base", "data_ours")}
+            times: dict[str, list[float]] = {
+                k: [] for k in ("disc_base", "disc_ours", "data_base", "data_ours", "load")
+            }
             stats = ReadStats()
+            session = ZkSession(server.connect_string, session_timeout_ms=30_000)
+            session.start()
+            loaded = 0
             for rnd in range(1, args.rounds + 1):
                 label = f"round {rnd}/{args.rounds}"
                 steps = [measure_baseline, measure_ours] if rnd % 2 else [measure_ours, measure_baseline]
                 results = [step(client, paths, label, progress, times, stats) for step in steps]
+                progress.show(f"{label}: controller failover load (load_context) ...", force=True)
+                took, (ctx, _report) = timed(lambda: load_context(session, 1, 0, uses_topic_ids=True))
+                times["load"].append(took)
+                loaded = sum(len(t.partitions) for t in ctx.topics.values())
+                progress.done(
+                    f"{label}: load_context built {len(ctx.topics):,} topics / {loaded:,} partitions in {took:.3f}s"
+                )
                 if rnd == 1:
                     (disc_a, data_a), (disc_b, data_b) = results
                     if not same_listing(disc_a, disc_b) or data_a != data_b:
@@ -214,6 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         return 1
                     missing = sum(v is None for v in data_a.values())
                     print(f"{label}: results identical ({len(data_a):,} znodes, {missing} missing)")
+            session.close()
         finally:
             client.stop()
             client.close()
@@ -244,7 +259,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, n, base, ours in rows:
         print(f"{name:<25}{n:>9,}{base:>10.3f}s{ours:>9.3f}s{n / base:>11,.0f}{n / ours:>12,.0f}{ours / base:>15.3f}")
     print()
-    for key, label in (("data_base", "baseline data"), ("data_ours", "ours data")):
+    base_total = med["disc_base"] + med["data_base"]
+    print(
+        f"controller failover load (load_context: read + decode + context, {loaded:,} partitions): "
+        f"{med['load']:.3f}s vs baseline read {base_total:.3f}s -> ratio {med['load'] / base_total:.3f} (target <= 1.0)"
+    )
+    for key, label in (("data_base", "baseline data"), ("data_ours", "ours data"), ("load", "load_context")):
         print(f"  rounds, {label}: " + ", ".join(f"{t:.3f}s" for t in times[key]))
     print(f"wall time {time.perf_counter() - wall:.1f}s")
     return 0

@@ -363,7 +363,7 @@ class Controller:
                 topic.topic_id = random_uuid()
             ops.append(SetData(paths.topic(name), topic_znode(topic, uses_topic_ids=self.uses_topic_ids)))
             topic.znode_json_version = 3 if topic.topic_id is not None else 2
-        for op, result in zip(ops, self.active.writer.each(ops), strict=True):
+        for op, result in zip(ops, self.active.writer.bulk(ops), strict=True):
             if isinstance(result, Exception):
                 log.error("could not upgrade %s: %r", op.path, result)
 
@@ -423,7 +423,7 @@ class Controller:
         if not markers:
             return 0
         if not self.delete_topic_enable:
-            self.active.writer.each([Delete(paths.delete_topic_marker(t)) for t in sorted(markers)])
+            self.active.writer.bulk([Delete(paths.delete_topic_marker(t)) for t in sorted(markers)])
             ctx.topics_to_delete = set()
             return 0
         return sum(delete_topic(ctx, self.active.writer, self.session, t) for t in sorted(markers))
@@ -474,7 +474,7 @@ class Controller:
                 log.error("ignoring %s", exc)
         self.active.reassigner.refresh([tp for tp in changed if self.active.ctx.partition(tp) is not None])
         self.active.reassigner.maybe_complete(changed)
-        self.active.writer.each([Delete(p) for p in full])
+        self.active.writer.bulk([Delete(p) for p in full])
         return f"processed {len(full)} ISR change notification(s) for {len(changed)} partition(s)"
 
     # -- the API (thread-safe; runs on the controller thread) --------------------------------------------------------

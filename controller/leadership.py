@@ -186,7 +186,7 @@ class Leadership:
             SetData(paths.partition_state(tp.topic, tp.partition), new.encode(), info.partition_epoch)
             for tp, info, new in planned
         ]
-        for (tp, info, new), result in zip(planned, self.writer.each(ops), strict=True):
+        for (tp, info, new), result in zip(planned, self.writer.bulk(ops), strict=True):
             if isinstance(result, BadVersionError):
                 results[tp] = IsrResult(E.INVALID_UPDATE_VERSION)
             elif isinstance(result, KazooException):

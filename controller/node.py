@@ -16,6 +16,7 @@ from kazoo.client import KazooClient
 from controller.config import NodeConfig
 from controller.controller import Controller
 from controller.metrics import NodeMetrics
+from controller.multiread import supports_multi_read
 from controller.registration import Registrar, ensure_persistent_paths, get_or_create_cluster_id
 from controller.zksession import ZkSession
 from zkmodel import ibp
@@ -71,6 +72,9 @@ class Node:
         timeout = self.config.zookeeper_connection_timeout_ms / 1000
         self._ensure_chroot()
         self.session.start(timeout=timeout)
+        # Probe multiRead support now: an old server answers UNIMPLEMENTED by dropping the connection, which
+        # must happen before this node can hold leadership, not in the middle of a failover.
+        supports_multi_read(self.session.client, timeout=timeout)
         ensure_persistent_paths(self.session)
         self.cluster_id = get_or_create_cluster_id(self.session)
         self.registrar.register(self.registration())

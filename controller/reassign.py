@@ -55,7 +55,7 @@ class Reassigner:
             for t in sorted(set(topics))
             if t in self.ctx.topics
         ]
-        for op, result in zip(ops, self.writer.each(ops), strict=True):
+        for op, result in zip(ops, self.writer.bulk(ops), strict=True):
             if isinstance(result, Exception):
                 log.error("could not write %s: %r", op.path, result)
 

@@ -68,7 +68,7 @@ def update_states(
             for tp, info, new in planned
         ]
         retry: list[TopicPartition] = []
-        for (tp, info, new), result in zip(planned, writer.each(ops), strict=True):
+        for (tp, info, new), result in zip(planned, writer.bulk(ops), strict=True):
             if isinstance(result, BadVersionError):
                 refresh_state(session, tp, info)
                 retry.append(tp)
@@ -107,7 +107,7 @@ def create_states(
         ops.append(Create(paths.partition(tp.topic, tp.partition), None))
         ops.append(Create(paths.partition_state(tp.topic, tp.partition), new.encode()))
     writer.each(parents)
-    results = writer.each(ops)
+    results = writer.bulk(ops)
     written = {}
     for i, (tp, info, new) in enumerate(planned):
         state_result = results[2 * i + 1]

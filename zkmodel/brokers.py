@@ -23,8 +23,9 @@ from zkmodel.fields import (
 from zkmodel.jvmorder import java_hashmap_order, scala_immutable_map_order, scala_mutable_hashmap_order
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+# Kafka's EndPoint regex (``^(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)``) matches the whole string, in ASCII.
 _ENDPOINT = re.compile(
-    r"^(?P<listener>[A-Za-z0-9_.-]+)://(?P<host>\[[0-9A-Fa-f:.%a-zA-Z]*\]|[^:\[\]]*):(?P<port>-?\d+)$"
+    r"(?P<listener>[A-Za-z0-9_.-]+)://(?P<host>\[[0-9A-Za-z%._:-]*\]|[^:\[\]]*):(?P<port>-?[0-9]{1,6})", re.ASCII
 )
 _BASE_KEYS = ("version", "host", "port", "endpoints", "jmx_port", "timestamp")
 
@@ -44,7 +45,7 @@ class EndPoint:
 
 def parse_endpoint(path: str, text: str, protocol_map: Mapping[str, str]) -> EndPoint:
     """Parse ``LISTENER://host:port`` as Kafka's ``listenerListToEndPoints`` does."""
-    m = _ENDPOINT.match(text)
+    m = _ENDPOINT.fullmatch(text)
     if m is None:
         raise ZnodeFormatError(path, f"endpoint {text!r} is not of the form LISTENER://host:port")
     listener = m["listener"]

@@ -148,6 +148,8 @@ class MigrationZnode:
         offset = obj.get("kraft_metadata_offset")
         if isinstance(offset, bool) or not isinstance(offset, int):
             raise ZnodeFormatError(path, "'kraft_metadata_offset' must be an integer")
+        if not -(2**63) <= offset < 2**63:
+            raise ZnodeFormatError(path, f"'kraft_metadata_offset' is out of the 64-bit integer range: {offset}")
         return cls(
             get_int(path, obj, "kraft_controller_id"),
             get_int(path, obj, "kraft_controller_epoch"),

@@ -98,6 +98,8 @@ def get_optional_str(path: str, obj: Mapping[str, Any], key: str) -> str | None:
 def get_long_str(path: str, obj: Mapping[str, Any], key: str, *, minimum: int | None = None) -> int:
     """A 64-bit integer that Kafka writes as a decimal JSON string (timestamps, producer-id blocks)."""
     raw = get_str(path, obj, key)
+    if len(raw) > 20:  # longer than any 64-bit value; also keeps int() away from huge inputs
+        raise ZnodeFormatError(path, f"{key!r} is out of the 64-bit integer range: {raw[:30]}...")
     if not raw or not (raw.isascii() and (raw.isdigit() or (raw[0] == "-" and raw[1:].isdigit()))):
         raise ZnodeFormatError(path, f"{key!r} must be a decimal integer string, got {raw!r}")
     value = int(raw)
@@ -139,7 +141,9 @@ def as_broker_ids(path: str, what: str, value: object) -> tuple[int, ...]:
 def as_partition_key(path: str, what: str, key: str) -> int:
     """A partition number used as a JSON object key ("0", "1", ...)."""
     if not (key.isascii() and key.isdigit()) or (len(key) > 1 and key[0] == "0"):
-        raise ZnodeFormatError(path, f"{what} key {key!r} is not a partition number")
+        raise ZnodeFormatError(path, f"{what} key {key[:30]!r} is not a partition number")
+    if len(key) > 10:
+        raise ZnodeFormatError(path, f"{what} key {key[:30]!r}... is out of range")
     value = int(key)
     if value >= 2**31:
         raise ZnodeFormatError(path, f"{what} key {key!r} is out of range")

@@ -8,6 +8,7 @@ these functions replay each class's bucket layout for string keys.  Only string 
 """
 
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 _MASK32 = 0xFFFFFFFF
 
@@ -43,23 +44,28 @@ def scala_mutable_hashmap_order(keys: Sequence[str], *, initial: Sequence[str] |
     table from the count; the rest of ``keys`` are added one by one afterwards with ``+=``.  With
     ``initial=None`` the map started empty (``mutable.Map()``, 16 buckets).
     """
+    return list(_scala_mutable_order(tuple(keys), None if initial is None else tuple(initial)))
+
+
+@lru_cache(maxsize=4096)
+def _scala_mutable_order(keys: tuple[str, ...], initial: tuple[str, ...] | None) -> tuple[str, ...]:
     load_factor = 0.75
-    first = list(initial) if initial is not None else []
+    first = list(dict.fromkeys(initial)) if initial is not None else []
     size = _table_size_for_scala(int((len(first) + 1) / load_factor)) if first else 16
-    present: list[str] = []
-    for key in [*first, *(k for k in keys if k not in first)]:
+    present = dict.fromkeys(first)
+    for key in keys:
         if key in present:
             continue
         if len(present) + 1 >= int(size * load_factor):
             size *= 2
-        present.append(key)
+        present[key] = None
 
     def place(k: str) -> tuple[int, int]:
         h = java_string_hash(k)
         improved = _i32(h ^ _ushr(h, 16))
         return (improved & (size - 1), improved)
 
-    return sorted(present, key=place)
+    return tuple(sorted(present, key=place))
 
 
 def _scala_improve(hcode: int) -> int:
@@ -70,6 +76,12 @@ def _scala_improve(hcode: int) -> int:
 
 
 def scala_immutable_map_order(keys: Sequence[str]) -> list[str]:
+    """Iteration order of a Scala 2.13 immutable ``Map`` (see ``_scala_immutable_order``)."""
+    return list(_scala_immutable_order(tuple(keys)))
+
+
+@lru_cache(maxsize=4096)
+def _scala_immutable_order(keys: tuple[str, ...]) -> tuple[str, ...]:
     """Iteration order of a Scala 2.13 immutable ``Map`` built from ``keys`` in this order.
 
     Up to four entries it is a ``Map1``..``Map4`` that keeps insertion order; from five it is a CHAMP
@@ -78,7 +90,7 @@ def scala_immutable_map_order(keys: Sequence[str]) -> list[str]:
     """
     unique = list(dict.fromkeys(keys))
     if len(unique) <= 4:
-        return unique
+        return tuple(unique)
     hashed = [(k, _scala_improve(java_string_hash(k)) & _MASK32) for k in unique]
 
     def walk(entries: list[tuple[str, int]], shift: int) -> list[str]:
@@ -94,7 +106,7 @@ def scala_immutable_map_order(keys: Sequence[str]) -> list[str]:
             out.extend(walk(group, shift + 5))
         return out
 
-    return walk(hashed, 0)
+    return tuple(walk(hashed, 0))
 
 
 def java_hashmap_order(keys: Iterable[str]) -> list[str]:

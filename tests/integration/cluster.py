@@ -81,7 +81,10 @@ class Cluster:
             return len(found) == 1
 
         wait_for(one, timeout, "one active controller")
-        return found[0]
+        controller = found[0]
+        # ... that has also processed every registration, so liveness-dependent results are deterministic.
+        wait_for(lambda: set(controller.snapshot().live_brokers) == set(self.nodes), timeout, "all brokers known")
+        return controller
 
     # -- reading ZooKeeper as the truth ----------------------------------------------------------------
     def state(self, topic: str, partition: int) -> PartitionState:

@@ -114,3 +114,21 @@ def test_node_refuses_a_broker_id_already_registered(zk_hosts: str, zk: KazooCli
     )  # fmt: skip
     assert result.returncode == 1
     assert "broker.id=4" in result.stderr
+
+
+def test_node_logs_carry_no_unexpected_errors_after_a_stack_run(tmp_path: Path) -> None:
+    """Node processes log to files: check them for the unexpected-error tag too."""
+    proc = subprocess.Popen(
+        [*BIN, "up", "--nodes", "2", "--data-dir", str(tmp_path / "s")], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        read_until(proc, "READY ")
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    logs = [(tmp_path / "s" / f"node-{i}" / "node.log").read_text() for i in (1, 2)]
+    assert all("elected controller" in text or "is the active controller" in text for text in logs)
+    assert not any("BK-UNEXPECTED" in text for text in logs)
