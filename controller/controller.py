@@ -21,7 +21,7 @@ from kazoo.protocol.states import EventType, KazooState, WatchedEvent
 
 from controller import events as ev
 from controller.context import ControllerContext, LiveBroker
-from controller.election import active_controller, try_elect
+from controller.election import active_controller, release_own_controller_znode, try_elect
 from controller.failover import LoadReport, load_brokers, load_context, load_topics
 from controller.leadership import IsrResult, IsrUpdate, Leadership
 from controller.multiread import read_data
@@ -97,6 +97,9 @@ class Controller:
         self._thread: threading.Thread | None = None
         self._stopped = threading.Event()
         self._suspended = False
+        self._expired = False
+        #: Watch events that failed while ZooKeeper was unreachable; replayed once it answers again.
+        self._deferred: list[ev.Event] = []
         session.add_state_listener(self._on_session_state)
 
     # -- lifecycle -------------------------------------------------------------------------------------
@@ -150,6 +153,9 @@ class Controller:
 
     def step(self, event: ev.Event) -> str:
         """Process one event; returns the status line for the log."""
+        demoted = self._demote_if_presumed_lost()
+        if demoted:
+            return demoted
         try:
             return self._dispatch(event)
         except ControllerMoved as exc:
@@ -163,9 +169,11 @@ class Controller:
                 if not event.future.done():
                     event.future.set_exception(KafkaApiError(E.REQUEST_TIMED_OUT, str(exc)))
             elif self.active is not None and not isinstance(event, ev.Tick):
-                # Kafka retries until connected; the tick resigns if the session is presumed lost meanwhile.
-                self._queue.put(event)
-                return f"ZooKeeper unavailable while handling {type(event).__name__}, will retry: {exc}"
+                # Kafka retries until connected: park the event and replay it once ZooKeeper answers again
+                # (meanwhile each step checks whether the session must be presumed lost).
+                if event not in self._deferred:
+                    self._deferred.append(event)
+                return f"ZooKeeper unavailable while handling {type(event).__name__}, deferred: {exc}"
             return f"ZooKeeper unavailable while handling {type(event).__name__}: {exc}"
         except Exception as exc:
             log.exception("%s controller %d failed on %s", UNEXPECTED, self.broker_id, type(event).__name__)
@@ -197,9 +205,11 @@ class Controller:
                 return self._reconnected()
             case ev.SessionExpired():
                 self._resign()
+                return "ZooKeeper session expired: resigned; waiting for a new session"
+            case ev.NewSession():
                 if self.on_new_session is not None:
                     self.on_new_session()
-                return "session expired: resigned, re-registered; " + self._elect()
+                return "new ZooKeeper session: re-registered; " + self._elect()
             case ev.ApiCall():
                 return self._api(event)
         if self.active is None:
@@ -246,11 +256,17 @@ class Controller:
             if self.active is not None:
                 self.active.writer.suspend()
             self._queue.put(ev.SessionSuspended())
+        elif state == KazooState.CONNECTED and self._expired:
+            # Kafka's afterInitializingSession: only now can the broker register again and re-elect.
+            self._expired = False
+            self._suspended = False
+            self._queue.put(ev.NewSession())
         elif state == KazooState.CONNECTED and self._suspended:
             self._suspended = False
             self._queue.put(ev.SessionReconnected())
         elif state == KazooState.LOST:
             self._suspended = False
+            self._expired = True
             if self.active is not None:
                 self.active.writer.suspend()
             self._queue.put(ev.SessionExpired())
@@ -268,6 +284,10 @@ class Controller:
         if current is not None:
             if current == self.broker_id and self.active is not None:
                 return ""
+            if current == self.broker_id and release_own_controller_znode(self.session):
+                # We demoted ourselves while disconnected but our session survived, and with it our
+                # /controller: release it so a fresh election (with a new epoch) can take place.
+                return "released a stale /controller left by this session; " + self._elect()
             return f"no action: broker {current} is the active controller"
         elected = try_elect(self.session, self.broker_id, self.ibp)
         if elected is None:
@@ -285,6 +305,7 @@ class Controller:
         return f"controller is broker {current}" if current is not None else "no controller"
 
     def _resign(self) -> None:
+        self._deferred.clear()
         if self.active is not None:
             self.active.writer.suspend()
             self.active = None
@@ -303,7 +324,7 @@ class Controller:
 
     def _reconnected(self) -> str:
         if self.active is None:
-            return "ZooKeeper connection restored"
+            return "ZooKeeper connection restored; " + self._elect()
         current = self._read_active_controller()
         found = self.session.get(paths.CONTROLLER_EPOCH)
         still_ours = (
@@ -313,9 +334,17 @@ class Controller:
             self._resign()
             return "resigned: leadership changed while disconnected"
         self.active.writer.resume()
-        return "ZooKeeper connection restored: still the active controller, writes resumed"
+        replay, self._deferred = self._deferred, []
+        for event in replay:
+            self._queue.put(event)
+        return f"ZooKeeper connection restored: still the active controller, writes resumed ({len(replay)} deferred)"
 
     def _tick(self) -> str:
+        return ""
+
+    def _demote_if_presumed_lost(self) -> str:
+        """Disconnected for longer than the session timeout: the server has expired us (and elected someone
+        else) even though kazoo can only say LOST after it reconnects, so stop being the controller now."""
         if self.active is not None and self.active.writer.suspended and self.session.session_presumed_lost():
             self._resign()
             return "resigned: disconnected for longer than the session timeout"

