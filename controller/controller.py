@@ -354,12 +354,14 @@ class Controller:
     def _failover(self, epoch: int, epoch_zk_version: int) -> str:
         started = time.monotonic()
         ensure_feature_znode(self.session, self.ibp)
+        # Watches first, then read (Kafka registers its handlers before reading): a change between the two
+        # fires an event that the diff-based handlers reconcile right after this failover.
+        self._register_watches()
         ctx, report = load_context(self.session, epoch, epoch_zk_version, uses_topic_ids=self.uses_topic_ids)
         writer = FencedWriter(self.session, epoch, epoch_zk_version)
         active = Active(ctx, writer, self.session, self.uses_topic_ids)
         self.active = active
         self._upgrade_topic_znodes(report.topics_to_upgrade)
-        self._register_watches()
         active.leadership.trigger_online()
         dead_replicas = {
             tp: [r for r in info.assignment.replicas if not ctx.is_live(r)]

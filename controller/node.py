@@ -79,7 +79,11 @@ class Node:
         self.cluster_id = get_or_create_cluster_id(self.session)
         self.registrar.register(self.registration())
         if self.config.metrics_enabled:
-            self.metrics_port = self.metrics.serve(self.config.metrics_host, max(self.config.metrics_port, 0))
+            host, port = self.config.metrics_host, max(self.config.metrics_port, 0)
+            try:
+                self.metrics_port = self.metrics.serve(host, port)
+            except OSError as exc:
+                raise ValueError(f"cannot serve metrics on {host}:{port} (bridgekeeper.metrics.port): {exc}") from exc
         if self.config.is_controller:
             self.controller = Controller(
                 self.session,

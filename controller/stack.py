@@ -87,9 +87,11 @@ class Stack:
         return raw
 
     def _ports(self, i: int) -> tuple[int, int]:
+        """Fixed ports from --base-port; otherwise the metrics port is 0 (the node binds a free one and
+        reports it, so there is no window for another process to take it)."""
         if self.base_port is not None:
             return self.base_port + i, self.base_port + 100 + i
-        return free_port(), free_port()
+        return free_port(), 0
 
     def start(self, progress: Progress = None, timeout: float = 60.0) -> None:
         say = progress or _quiet
@@ -154,6 +156,10 @@ class Stack:
             state = f"exited with code {code}" if code is not None else "did not become ready in time"
             raise StackError(f"node {node.broker_id} {state}; its log ({node.log_path}):\n{node.log_tail()}")
         node.ready = found[0]
+        fields = dict(part.split("=", 1) for part in node.ready.split()[1:] if "=" in part)
+        metrics = fields.get("metrics", "-")
+        if metrics != "-":
+            node.metrics_port = int(metrics.rsplit(":", 1)[1].split("/", 1)[0])
 
     def ready_line(self) -> str:
         bootstrap = ",".join(f"127.0.0.1:{n.port}" for n in self.nodes)
