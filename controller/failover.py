@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 
 from controller.context import ControllerContext, LiveBroker, PartitionInfo, TopicInfo
 from controller.multiread import read_data
+from controller.statechange import read_states
 from controller.zksession import ZkSession
 from zkmodel import paths
-from zkmodel.admin import PartitionReassignmentZnode
+from zkmodel.admin import PartitionReassignmentZnode, TopicPartition
 from zkmodel.brokers import BrokerRegistration
 from zkmodel.errors import ZnodeFormatError
 from zkmodel.reassignment import ReplicaAssignment
-from zkmodel.topics import PartitionState, TopicAssignment
+from zkmodel.topics import TopicAssignment
 
 log = logging.getLogger(__name__)
 
@@ -78,21 +79,13 @@ def load_topics(session: ZkSession, names: list[str], report: LoadReport) -> dic
                 ReplicaAssignment(replicas, znode.adding_replicas.get(p, ()), znode.removing_replicas.get(p, ()))
             )
         topics[name] = info
-    state_paths = [paths.partition_state(n, p) for n, t in topics.items() for p in t.partitions]
-    states = read_data(session.client, state_paths, expected_size=80, timeout=_timeout(session))
-    report.znodes_read += len(states)
-    for name, topic in topics.items():
-        for p, part in topic.partitions.items():
-            path = paths.partition_state(name, p)
-            result = states.get(path)
-            if result is None:
-                continue
-            try:
-                part.state = PartitionState.decode(path, result[0])
-                part.partition_epoch = result[1].version
-            except ZnodeFormatError as exc:
-                report.bad_znodes.append(str(exc))
-                log.error("ignoring unreadable partition state: %s", exc)
+    tps = [TopicPartition(n, p) for n, t in topics.items() for p in t.partitions]
+
+    def partition(tp: TopicPartition) -> PartitionInfo | None:
+        return topics[tp.topic].partitions.get(tp.partition)
+
+    report.bad_znodes.extend(read_states(session, partition, tps))
+    report.znodes_read += len(tps)
     return topics
 
 

@@ -16,8 +16,7 @@ from kazoo.exceptions import NoNodeError
 
 from controller import leaders
 from controller.context import ControllerContext, PartitionInfo
-from controller.multiread import read_data
-from controller.statechange import update_states
+from controller.statechange import read_states, update_states
 from controller.topics import topic_znode
 from controller.zkops import Delete, Op, SetData
 from controller.zksession import ZkSession
@@ -61,17 +60,7 @@ class Reassigner:
 
     def refresh(self, tps: Collection[TopicPartition]) -> None:
         """Re-read partition states from ZooKeeper, pipelined (Kafka's isReassignmentComplete reads ZK)."""
-        found = read_data(self.session.client, [paths.partition_state(tp.topic, tp.partition) for tp in tps])
-        for tp in tps:
-            info = self.ctx.partition(tp)
-            result = found.get(paths.partition_state(tp.topic, tp.partition))
-            if info is None or result is None:
-                continue
-            try:
-                info.state = PartitionState.decode(paths.partition_state(tp.topic, tp.partition), result[0])
-                info.partition_epoch = result[1].version
-            except ZnodeFormatError as exc:
-                log.error("unreadable partition state: %s", exc)
+        read_states(self.session, self.ctx.partition, tps)
 
     def bump_epochs(self, tps: Iterable[TopicPartition]) -> None:
         """A new leader epoch with the same leader and ISR (updateLeaderEpoch)."""

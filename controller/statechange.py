@@ -8,12 +8,13 @@ re-read and the transition recomputed (Kafka's ``partitionsToRetry``).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 
 from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError
 
 from controller import leaders
 from controller.context import ControllerContext, PartitionInfo
+from controller.multiread import read_data
 from controller.zkops import Create, Op, SetData
 from controller.zksession import ZkSession
 from controller.zkwriter import FencedWriter
@@ -29,17 +30,33 @@ Transition = Callable[[TopicPartition, PartitionInfo], PartitionState | None]
 MAX_ATTEMPTS = 10
 
 
-def refresh_state(session: ZkSession, tp: TopicPartition, info: PartitionInfo) -> None:
-    found = session.get(paths.partition_state(tp.topic, tp.partition))
-    if found is None:
-        info.state, info.partition_epoch = None, -1
-        return
-    try:
-        info.state = PartitionState.decode(paths.partition_state(tp.topic, tp.partition), found[0])
-        info.partition_epoch = found[1].version
-    except ZnodeFormatError as exc:
-        log.error("unreadable partition state: %s", exc)
-        info.state, info.partition_epoch = None, found[1].version
+def read_states(
+    session: ZkSession,
+    partition: Callable[[TopicPartition], PartitionInfo | None],
+    tps: Collection[TopicPartition],
+) -> list[str]:
+    """Read the state znodes of ``tps`` in one pipelined multiRead and store them (ZooKeeper is the truth:
+    a missing znode clears the state). Returns the reasons of unreadable znodes, which are also logged."""
+    state_paths = {tp: paths.partition_state(tp.topic, tp.partition) for tp in tps}
+    timeout = max(30.0, session.session_timeout_ms / 1000)
+    found = read_data(session.client, list(state_paths.values()), expected_size=80, timeout=timeout)
+    bad = []
+    for tp, path in state_paths.items():
+        info = partition(tp)
+        if info is None:
+            continue
+        result = found.get(path)
+        if result is None:
+            info.state, info.partition_epoch = None, -1
+            continue
+        try:
+            info.state = PartitionState.decode(path, result[0])
+            info.partition_epoch = result[1].version
+        except ZnodeFormatError as exc:
+            log.error("unreadable partition state: %s", exc)
+            bad.append(str(exc))
+            info.state, info.partition_epoch = None, result[1].version
+    return bad
 
 
 def update_states(
@@ -70,7 +87,6 @@ def update_states(
         retry: list[TopicPartition] = []
         for (tp, info, new), result in zip(planned, writer.bulk(ops), strict=True):
             if isinstance(result, BadVersionError):
-                refresh_state(session, tp, info)
                 retry.append(tp)
             elif isinstance(result, KazooException):
                 log.error("could not update state of %s: %r", tp, result)
@@ -79,6 +95,7 @@ def update_states(
                 written[tp] = new
         if not retry:
             break
+        read_states(session, ctx.partition, retry)  # a leader changed them meanwhile: re-read, recompute
         todo = retry
     return written
 
