@@ -543,8 +543,7 @@ class Controller:
             names = [t.name for t in topics]
             for topic in topics:
                 if names.count(topic.name) > 1:
-                    out[topic.name] = (E.INVALID_REQUEST, "Create topics request from client contains multiple topics "
-                                       "with the same name")  # fmt: skip
+                    out[topic.name] = (E.INVALID_REQUEST, "Found multiple entries for this topic.")
                     continue
                 try:
                     assignment = plan_topic(a.ctx, topic)

@@ -1,0 +1,378 @@
+"""The Kafka APIs a node serves, version-agnostic over kio's per-version classes.
+
+Broker-side reads (Metadata, DescribeCluster) come from the node's metadata cache, never from the
+controller's memory. Controller APIs run on the local controller when it is active and answer
+NOT_CONTROLLER otherwise (KIP-590 forwarding comes later).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import datetime
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from kio.schema.errors import ErrorCode
+
+from controller.controller import Controller, NewTopic
+from controller.wire.codec import Request, build, entity
+from controller.wire.server import Connection, Handler
+from zkmodel import errorcodes as E
+from zkmodel import topic_names
+from zkmodel.errorcodes import KafkaApiError, KafkaError
+
+ZERO = datetime.timedelta(0)
+NULL_UUID = uuid.UUID(int=0)
+AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
+
+#: What we advertise (a Kafka-3.9-like set inside what kio decodes; reference/kafka-clients.md §1.3).
+SUPPORTED: dict[int, tuple[int, int]] = {
+    18: (0, 4),  # ApiVersions
+    3: (0, 12),  # Metadata
+    19: (2, 7),  # CreateTopics
+    20: (1, 6),  # DeleteTopics
+    37: (0, 3),  # CreatePartitions
+    60: (0, 1),  # DescribeCluster
+}
+
+
+class Snapshot(Protocol):
+    brokers: Any
+    topics: Any
+    controller_id: int
+
+
+class Cache(Protocol):
+    def snapshot(self) -> Any: ...
+
+    def wait_for(self, predicate: Callable[[Any], bool], timeout: float) -> Any: ...
+
+
+@dataclass
+class NodeView:
+    """What the handlers need from the node."""
+
+    broker_id: int
+    cluster_id: str
+    cache: Cache
+    controller: Controller | None
+    default_partitions: int
+    default_replication_factor: int
+
+
+def code(error: KafkaError) -> ErrorCode:
+    return ErrorCode(error.code)
+
+
+def kafka_uuid(text: str | None) -> uuid.UUID:
+    if not text:
+        return NULL_UUID
+    return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=="))
+
+
+def uuid_text(value: uuid.UUID) -> str:
+    return base64.urlsafe_b64encode(value.bytes).rstrip(b"=").decode()
+
+
+class Apis:
+    def __init__(self, node: NodeView) -> None:
+        self.node = node
+
+    def handlers(self) -> dict[int, Handler]:
+        return {
+            18: self.api_versions,
+            3: self.metadata,
+            60: self.describe_cluster,
+            19: self.create_topics,
+            20: self.delete_topics,
+            37: self.create_partitions,
+        }
+
+    # -- broker APIs ------------------------------------------------------------------------------------
+    async def api_versions(self, req: Request, _conn: Connection) -> Any:
+        key_cls = entity(req, "ApiVersion")
+        keys = tuple(
+            build(key_cls, api_key=k, min_version=lo, max_version=hi) for k, (lo, hi) in sorted(SUPPORTED.items())
+        )
+        return build(
+            req.schema.ApiVersionsResponse,
+            error_code=ErrorCode.none,
+            api_keys=keys,
+            throttle_time=ZERO,
+            supported_features=(),
+            finalized_features_epoch=-1,
+            finalized_features=(),
+            zk_migration_ready=False,
+        )
+
+    def _live_endpoints(self, snapshot: Any, listener: str) -> list[tuple[int, str, int, str | None]]:
+        out = []
+        for broker_id, broker in sorted(snapshot.brokers.items()):
+            endpoint = broker.registration.endpoint(listener)
+            if endpoint is not None:
+                out.append((broker_id, endpoint.host, endpoint.port, broker.registration.rack))
+        return out
+
+    async def metadata(self, req: Request, conn: Connection) -> Any:
+        snapshot = self.node.cache.snapshot()
+        body = req.body
+        requested = body.topics
+        if req.api_version == 0 and not requested:
+            requested = None  # v0: an empty list means all topics
+        if requested is None:
+            wanted: list[tuple[str | None, uuid.UUID | None]] = [(name, None) for name in sorted(snapshot.topics)]
+        else:
+            wanted = [(t.name, getattr(t, "topic_id", None)) for t in requested]
+        topic_cls, part_cls, broker_cls = (
+            entity(req, "MetadataResponseTopic"),
+            entity(req, "MetadataResponsePartition"),
+            entity(req, "MetadataResponseBroker"),
+        )
+        alive = set(snapshot.brokers)
+        by_id = {kafka_uuid(t.topic_id): t for t in snapshot.topics.values() if t.topic_id}
+        topics = []
+        for name, topic_id in wanted:
+            topic = snapshot.topics.get(name) if name is not None else by_id.get(topic_id) if topic_id else None
+            if topic is None:
+                error = E.UNKNOWN_TOPIC_OR_PARTITION
+                if name is not None and not topic_names.is_valid(name):
+                    error = E.INVALID_TOPIC_EXCEPTION
+                elif name is None:
+                    error = E.UNKNOWN_TOPIC_ID
+                topics.append(
+                    build(topic_cls, error_code=code(error), name=name, topic_id=topic_id or NULL_UUID,
+                          is_internal=False, partitions=(), topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED)
+                )  # fmt: skip
+                continue
+            partitions = []
+            for p, part in sorted(topic.partitions.items()):
+                leader_alive = part.leader in alive
+                partitions.append(
+                    build(
+                        part_cls,
+                        error_code=code(E.NONE if leader_alive else E.LEADER_NOT_AVAILABLE),
+                        partition_index=p,
+                        leader_id=part.leader if leader_alive else -1,
+                        leader_epoch=part.leader_epoch,
+                        replica_nodes=tuple(part.replicas),
+                        isr_nodes=tuple(part.isr),
+                        offline_replicas=tuple(r for r in part.replicas if r not in alive),
+                    )
+                )
+            topics.append(
+                build(
+                    topic_cls,
+                    error_code=ErrorCode.none,
+                    name=topic.name,
+                    topic_id=kafka_uuid(topic.topic_id),
+                    is_internal=topic.is_internal,
+                    partitions=tuple(partitions),
+                    topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
+                )
+            )
+        brokers = tuple(
+            build(broker_cls, node_id=b, host=h, port=p, rack=rack)
+            for b, h, p, rack in self._live_endpoints(snapshot, conn.listener)
+        )
+        controller_id = snapshot.controller_id if snapshot.controller_id in alive else -1
+        return build(
+            req.schema.MetadataResponse,
+            throttle_time=ZERO,
+            brokers=brokers,
+            cluster_id=self.node.cluster_id,
+            controller_id=controller_id,
+            topics=tuple(topics),
+            cluster_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
+        )
+
+    async def describe_cluster(self, req: Request, conn: Connection) -> Any:
+        snapshot = self.node.cache.snapshot()
+        broker_cls = entity(req, "DescribeClusterBroker")
+        endpoint_type = getattr(req.body, "endpoint_type", 1)
+        error, message = (E.NONE, None)
+        if endpoint_type != 1:
+            error, message = E.UNSUPPORTED_ENDPOINT_TYPE, "This broker only serves broker endpoints (ZooKeeper mode)."
+        brokers = (
+            tuple(
+                build(broker_cls, broker_id=b, host=h, port=p, rack=rack)
+                for b, h, p, rack in self._live_endpoints(snapshot, conn.listener)
+            )
+            if error is E.NONE
+            else ()
+        )
+        alive = set(snapshot.brokers)
+        return build(
+            req.schema.DescribeClusterResponse,
+            throttle_time=ZERO,
+            error_code=code(error),
+            error_message=message,
+            endpoint_type=endpoint_type,
+            cluster_id=self.node.cluster_id,
+            controller_id=snapshot.controller_id if snapshot.controller_id in alive else -1,
+            brokers=brokers,
+            cluster_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
+        )
+
+    # -- controller APIs ------------------------------------------------------------------------------------
+    def _active_controller(self) -> Controller | None:
+        c = self.node.controller
+        return c if c is not None and c.is_active else None
+
+    async def _wait(self, predicate: Callable[[Any], bool], timeout_s: float) -> bool:
+        try:
+            await asyncio.to_thread(self.node.cache.wait_for, predicate, timeout_s)
+            return True
+        except TimeoutError:
+            return False
+
+    async def create_topics(self, req: Request, _conn: Connection) -> Any:
+        body = req.body
+        result_cls = entity(req, "CreatableTopicResult")
+        timeout_ms = int(body.timeout.total_seconds() * 1000)
+        validate_only = bool(getattr(body, "validate_only", False))
+        names = [t.name for t in body.topics]
+        results: dict[str, tuple[KafkaError, str | None]] = {}
+        to_create: list[NewTopic] = []
+        controller = self._active_controller()
+        for t in body.topics:
+            if controller is None:
+                results[t.name] = (E.NOT_CONTROLLER, None)
+            elif names.count(t.name) > 1:
+                results[t.name] = (E.INVALID_REQUEST, "Found multiple entries for this topic.")
+            elif any(c.value is None for c in t.configs):
+                nulls = ",".join(c.name for c in t.configs if c.value is None)
+                results[t.name] = (E.INVALID_CONFIG, f"Null value not supported for topic configs: {nulls}")
+            else:
+                assignment = {a.partition_index: list(a.broker_ids) for a in t.assignments} or None
+                partitions = t.num_partitions
+                replication = t.replication_factor
+                if assignment is None:  # KIP-464: -1 means the broker's default
+                    partitions = self.node.default_partitions if partitions == -1 else partitions
+                    replication = self.node.default_replication_factor if replication == -1 else replication
+                to_create.append(
+                    NewTopic(t.name, partitions, replication, assignment, {c.name: c.value for c in t.configs})
+                )
+        if controller is not None and to_create:
+            try:
+                created = await asyncio.to_thread(controller.create_topics, to_create, validate_only=validate_only)
+            except KafkaApiError as exc:
+                created = {t.name: (exc.error, exc.message) for t in to_create}
+            results.update(created)
+        succeeded = [n for n, (err, _m) in results.items() if err is E.NONE]
+        if succeeded and not validate_only:
+            if timeout_ms <= 0:  # KIP-4: validated and started, but not waited for
+                results.update({n: (E.REQUEST_TIMED_OUT, None) for n in succeeded})
+            elif not await self._wait(lambda s: all(_has_leaders(s, n) for n in succeeded), timeout_ms / 1000):
+                for n in succeeded:
+                    results[n] = (E.REQUEST_TIMED_OUT, f"Timed out waiting for topic {n} to be created.")
+        snapshot = self.node.cache.snapshot()
+        out = []
+        for t in body.topics:
+            err, message = results[t.name]
+            topic = snapshot.topics.get(t.name) if err is E.NONE else None
+            out.append(
+                build(
+                    result_cls,
+                    name=t.name,
+                    topic_id=kafka_uuid(topic.topic_id) if topic else NULL_UUID,
+                    error_code=code(err),
+                    error_message=message,
+                    topic_config_error_code=ErrorCode.none,
+                    num_partitions=len(topic.partitions) if topic else -1,
+                    replication_factor=len(next(iter(topic.partitions.values())).replicas) if topic else -1,
+                    configs=None if topic is None else (),
+                )
+            )
+        return build(req.schema.CreateTopicsResponse, throttle_time=ZERO, topics=tuple(out))
+
+    async def delete_topics(self, req: Request, _conn: Connection) -> Any:
+        body = req.body
+        result_cls = entity(req, "DeletableTopicResult")
+        timeout_ms = int(body.timeout.total_seconds() * 1000)
+        snapshot = self.node.cache.snapshot()
+        requested: list[tuple[str | None, uuid.UUID | None]] = (
+            [(t.name, t.topic_id if t.topic_id != NULL_UUID else None) for t in body.topics]
+            if hasattr(body, "topics")
+            else [(n, None) for n in body.topic_names]
+        )
+        by_id = {kafka_uuid(t.topic_id): name for name, t in snapshot.topics.items() if t.topic_id}
+        resolved: list[tuple[str | None, uuid.UUID | None, KafkaError | None]] = []
+        for name, topic_id in requested:
+            if name is None and topic_id is not None:
+                found = by_id.get(topic_id)
+                resolved.append((found, topic_id, None if found else E.UNKNOWN_TOPIC_ID))
+            else:
+                resolved.append((name, topic_id, None))
+        controller = self._active_controller()
+        names = [n for n, _i, err in resolved if n is not None and err is None]
+        results: dict[str, tuple[KafkaError, str | None]] = {}
+        if controller is None:
+            results = {n: (E.NOT_CONTROLLER, None) for n in names}
+        elif names:
+            try:
+                results = await asyncio.to_thread(controller.delete_topics, names)
+            except KafkaApiError as exc:
+                results = {n: (exc.error, exc.message) for n in names}
+            started = [n for n, (err, _m) in results.items() if err is E.NONE]
+            if started and not await self._wait(lambda s: not any(n in s.topics for n in started), timeout_ms / 1000):
+                results.update({n: (E.REQUEST_TIMED_OUT, None) for n in started})
+        out = []
+        for name, topic_id, error in resolved:
+            err, message = (error, None) if error is not None else results.get(name or "", (E.NONE, None))
+            out.append(
+                build(
+                    result_cls, name=name, topic_id=topic_id or NULL_UUID, error_code=code(err), error_message=message
+                )
+            )
+        return build(req.schema.DeleteTopicsResponse, throttle_time=ZERO, responses=tuple(out))
+
+    async def create_partitions(self, req: Request, _conn: Connection) -> Any:
+        body = req.body
+        result_cls = entity(req, "CreatePartitionsTopicResult")
+        timeout_ms = int(body.timeout.total_seconds() * 1000)
+        validate_only = bool(body.validate_only)
+        names = [t.name for t in body.topics]
+        controller = self._active_controller()
+        results: dict[str, tuple[KafkaError, str | None]] = {}
+        wanted: dict[str, tuple[int, Sequence[Sequence[int]] | None]] = {}
+        for t in body.topics:
+            if controller is None:
+                results[t.name] = (E.NOT_CONTROLLER, None)
+            elif names.count(t.name) > 1:
+                results[t.name] = (E.INVALID_REQUEST, "Duplicate topic in request.")
+            else:
+                assignments = None if t.assignments is None else [list(a.broker_ids) for a in t.assignments]
+                wanted[t.name] = (t.count, assignments)
+        if controller is not None and wanted:
+            try:
+                results.update(
+                    await asyncio.to_thread(controller.create_partitions, wanted, validate_only=validate_only)
+                )
+            except KafkaApiError as exc:
+                results.update({n: (exc.error, exc.message) for n in wanted})
+        grown = {n: wanted[n][0] for n, (err, _m) in results.items() if err is E.NONE and n in wanted}
+        if grown and not validate_only:
+            done = await self._wait(
+                lambda s: all(n in s.topics and len(s.topics[n].partitions) >= c and _has_leaders(s, n)
+                              for n, c in grown.items()),
+                max(timeout_ms, 0) / 1000,
+            )  # fmt: skip
+            if not done:
+                results.update({n: (E.REQUEST_TIMED_OUT, None) for n in grown})
+        out = tuple(
+            build(result_cls, name=t.name, error_code=code(results[t.name][0]), error_message=results[t.name][1])
+            for t in body.topics
+        )
+        return build(req.schema.CreatePartitionsResponse, throttle_time=ZERO, results=out)
+
+
+def _has_leaders(snapshot: Any, name: str) -> bool:
+    topic = snapshot.topics.get(name)
+    return (
+        topic is not None
+        and bool(topic.partitions)
+        and all(p.leader >= 0 and p.leader in snapshot.brokers for p in topic.partitions.values())
+    )

@@ -1,0 +1,51 @@
+"""Runs a node's Kafka listeners on one asyncio loop in a background thread.
+
+The node's ZooKeeper work is thread-based (kazoo); the protocol is asyncio. One loop thread keeps them
+apart: handlers hop to worker threads for blocking controller calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from concurrent.futures import Future
+
+from controller.wire.server import Handler, KafkaServer
+from zkmodel.brokers import EndPoint
+
+
+class WireRuntime:
+    def __init__(self, handlers: dict[int, Handler], supported: dict[int, tuple[int, int]], *, max_frame: int) -> None:
+        self.handlers = handlers
+        self.supported = supported
+        self.max_frame = max_frame
+        self.loop = asyncio.new_event_loop()
+        self.servers: list[KafkaServer] = []
+        self._thread = threading.Thread(target=self.loop.run_forever, name="kafka-wire", daemon=True)
+
+    def start(self, endpoints: Sequence[EndPoint]) -> list[EndPoint]:
+        """Bind every listener; returns the endpoints with the ports actually bound (port 0 = any free)."""
+        self._thread.start()
+        bound = []
+        for endpoint in endpoints:
+            server = KafkaServer(
+                endpoint.listener, endpoint.host or "0.0.0.0", endpoint.port, self.handlers, self.supported,
+                max_frame=self.max_frame,
+            )  # fmt: skip
+            port = self._run(server.start())
+            self.servers.append(server)
+            bound.append(EndPoint(endpoint.listener, endpoint.host, port, endpoint.security_protocol))
+        return bound
+
+    def _run(self, coro: object) -> int:
+        future: Future[int] = asyncio.run_coroutine_threadsafe(coro, self.loop)  # type: ignore[arg-type]
+        return future.result(timeout=30)
+
+    def stop(self) -> None:
+        if not self._thread.is_alive():
+            return
+        for server in self.servers:
+            asyncio.run_coroutine_threadsafe(server.stop(), self.loop).result(timeout=30)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout=10)

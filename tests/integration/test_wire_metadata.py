@@ -1,0 +1,139 @@
+"""Metadata and DescribeCluster at every version class (classic and flexible), decoded with kio."""
+
+from __future__ import annotations
+
+import io
+import socket
+import struct
+import uuid
+from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from kio.index import load_request_schema, load_response_schema
+from kio.serial import entity_reader, entity_writer
+
+from controller.wire.apis import SUPPORTED, Apis, NodeView
+from controller.wire.runtime import WireRuntime
+from zkmodel.brokers import BrokerRegistration, EndPoint
+
+pytestmark = pytest.mark.integration
+
+
+def broker(i: int, rack: str | None = None) -> Any:
+    reg = BrokerRegistration((EndPoint("PLAINTEXT", "127.0.0.1", 9000 + i, "PLAINTEXT"),), 1, rack=rack)
+    return SimpleNamespace(broker_id=i, registration=reg, epoch=i)
+
+
+def part(p: int, replicas: tuple[int, ...], isr: tuple[int, ...], leader: int) -> Any:
+    return SimpleNamespace(partition=p, replicas=replicas, isr=isr, leader=leader, leader_epoch=3)
+
+
+SNAPSHOT = SimpleNamespace(
+    brokers={1: broker(1, "r1"), 2: broker(2, "r2")},  # broker 3 is down
+    topics={
+        "orders": SimpleNamespace(
+            name="orders", topic_id="W3mXDtj1RsWmsEhQrZjN5g", is_internal=False,
+            partitions={0: part(0, (1, 2), (1, 2), 1), 1: part(1, (3, 1), (3,), 3)},
+        ),
+        "__consumer_offsets": SimpleNamespace(
+            name="__consumer_offsets", topic_id=None, is_internal=True, partitions={0: part(0, (2,), (2,), 2)}
+        ),
+    },
+    controller_id=2,
+)  # fmt: skip
+
+
+class Cache:
+    def snapshot(self) -> Any:
+        return SNAPSHOT
+
+    def wait_for(self, predicate: Any, timeout: float) -> Any:
+        return SNAPSHOT
+
+
+@pytest.fixture(scope="module")
+def port() -> Iterator[int]:
+    runtime = WireRuntime(Apis(NodeView(1, "my-cluster", Cache(), None, 1, 1)).handlers(), SUPPORTED, max_frame=1 << 20)
+    yield runtime.start([EndPoint("PLAINTEXT", "127.0.0.1", 0, "PLAINTEXT")])[0].port
+    runtime.stop()
+
+
+def call(port: int, key: int, version: int, **fields: Any) -> Any:
+    req_cls = load_request_schema(key, version)
+    buf = io.BytesIO()
+    header_cls = req_cls.__header_schema__
+    header_fields = {"request_api_key": key, "request_api_version": version, "correlation_id": 42}
+    header_fields |= {"client_id": "test"} if "client_id" in header_cls.__dataclass_fields__ else {}
+    entity_writer(header_cls)(buf, header_cls(**header_fields))
+    entity_writer(req_cls)(buf, req_cls(**fields))
+    payload = buf.getvalue()
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(struct.pack(">i", len(payload)) + payload)
+        size = struct.unpack(">i", s.recv(4, socket.MSG_WAITALL))[0]
+        data = b""
+        while len(data) < size:
+            data += s.recv(size - len(data))
+    resp_cls = load_response_schema(key, version)
+    header, offset = entity_reader(resp_cls.__header_schema__)(data, 0)
+    assert header.correlation_id == 42
+    body, _ = entity_reader(resp_cls)(data, offset)
+    return body
+
+
+def topic_request(version: int, names: list[str] | None) -> Any:
+    cls = load_request_schema(3, version)
+    module = __import__(cls.__module__, fromlist=["MetadataRequestTopic"])
+    if names is None:
+        return None
+    extra = {"topic_id": uuid.UUID(int=0)} if "topic_id" in module.MetadataRequestTopic.__dataclass_fields__ else {}
+    return tuple(module.MetadataRequestTopic(name=n, **extra) for n in names)
+
+
+def metadata(port: int, version: int, names: list[str] | None) -> Any:
+    extra: dict[str, Any] = {}
+    fields = load_request_schema(3, version).__dataclass_fields__
+    if "allow_auto_topic_creation" in fields:
+        extra["allow_auto_topic_creation"] = False
+    for flag in ("include_cluster_authorized_operations", "include_topic_authorized_operations"):
+        if flag in fields:
+            extra[flag] = False
+    return call(port, 3, version, topics=topic_request(version, names), **extra)
+
+
+@pytest.mark.parametrize("version", [0, 1, 4, 9, 12])
+def test_metadata_versions(port: int, version: int) -> None:
+    everything = metadata(port, version, [] if version == 0 else None)
+    assert sorted(t.name for t in everything.topics) == ["__consumer_offsets", "orders"]
+    assert sorted(b.node_id for b in everything.brokers) == [1, 2]  # only live brokers are listed
+    if version >= 1:
+        assert everything.controller_id == 2
+        assert {b.node_id: b.rack for b in everything.brokers} == {1: "r1", 2: "r2"}
+        assert {t.name: t.is_internal for t in everything.topics} == {"__consumer_offsets": True, "orders": False}
+        assert metadata(port, version, []).topics == ()  # v1+: an empty list means no topics
+    if version >= 2:
+        assert everything.cluster_id == "my-cluster"
+    orders = next(t for t in everything.topics if t.name == "orders")
+    by_index = {p.partition_index: p for p in orders.partitions}
+    assert by_index[0].error_code == 0 and by_index[0].leader_id == 1 and by_index[0].replica_nodes == (1, 2)
+    # Partition 1's leader (3) is down: LEADER_NOT_AVAILABLE, leader -1, replicas still listed.
+    assert by_index[1].error_code == 5 and by_index[1].leader_id == -1 and by_index[1].replica_nodes == (3, 1)
+    if version >= 5:
+        assert by_index[1].offline_replicas == (3,)
+    unknown = metadata(port, version, ["missing", "bad name!"])
+    assert [(t.name, t.error_code) for t in unknown.topics] == [("missing", 3), ("bad name!", 17)]
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_describe_cluster(port: int, version: int) -> None:
+    extra = {"endpoint_type": 1} if version >= 1 else {}
+    body = call(port, 60, version, include_cluster_authorized_operations=False, **extra)
+    assert body.error_code == 0 and body.cluster_id == "my-cluster" and body.controller_id == 2
+    assert sorted((b.broker_id, b.port) for b in body.brokers) == [(1, 9001), (2, 9002)]
+
+
+def test_api_versions_v3_lists_every_key(port: int) -> None:
+    body = call(port, 18, 3, client_software_name="test", client_software_version="1")
+    assert body.error_code == 0
+    assert {k.api_key: (k.min_version, k.max_version) for k in body.api_keys} == SUPPORTED
