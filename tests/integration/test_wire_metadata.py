@@ -64,7 +64,7 @@ def call(port: int, key: int, version: int, **fields: Any) -> Any:
     req_cls = load_request_schema(key, version)
     buf = io.BytesIO()
     header_cls = req_cls.__header_schema__
-    header_fields = {"request_api_key": key, "request_api_version": version, "correlation_id": 42}
+    header_fields: dict[str, Any] = {"request_api_key": key, "request_api_version": version, "correlation_id": 42}
     header_fields |= {"client_id": "test"} if "client_id" in header_cls.__dataclass_fields__ else {}
     entity_writer(header_cls)(buf, header_cls(**header_fields))
     entity_writer(req_cls)(buf, req_cls(**fields))

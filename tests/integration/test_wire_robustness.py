@@ -120,7 +120,7 @@ def test_pipelined_requests_are_answered_in_order(server: tuple[WireRuntime, int
     with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
         s.sendall(b"".join(api_versions_v0(c) for c in range(20)))
         data = b""
-        correlations = []
+        correlations: list[int] = []
         while len(correlations) < 20:
             data += s.recv(65536)
             while len(data) >= 4 and len(data) >= 4 + struct.unpack(">i", data[:4])[0]:
