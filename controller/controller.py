@@ -621,6 +621,30 @@ class Controller:
 
         return self.call("AlterPartition", run)
 
+    def alter_partition_by_id(
+        self, broker_id: int, broker_epoch: int, updates: Mapping[tuple[str, int], IsrUpdate], *, version: int = 2
+    ) -> tuple[KafkaError, dict[tuple[str, int], IsrResult]]:
+        """AlterPartition v2+ names topics by id; unknown ids answer UNKNOWN_TOPIC_ID."""
+
+        def run(a: Active) -> tuple[KafkaError, dict[tuple[str, int], IsrResult]]:
+            names = {t.topic_id: n for n, t in a.ctx.topics.items() if t.topic_id}
+            known: dict[TopicPartition, IsrUpdate] = {}
+            back: dict[TopicPartition, tuple[str, int]] = {}
+            out: dict[tuple[str, int], IsrResult] = {}
+            for (topic_id, partition), update in updates.items():
+                name = names.get(topic_id)
+                if name is None:
+                    out[(topic_id, partition)] = IsrResult(E.UNKNOWN_TOPIC_ID)
+                    continue
+                tp = TopicPartition(name, partition)
+                known[tp], back[tp] = update, (topic_id, partition)
+            top, results = a.leadership.alter_partition(broker_id, broker_epoch, known, version=version)
+            out.update({back[tp]: r for tp, r in results.items()})
+            self._process_deletions()
+            return top, out
+
+        return self.call("AlterPartition", run)
+
     def controlled_shutdown(self, broker_id: int, broker_epoch: int) -> tuple[KafkaError, list[TopicPartition]]:
         return self.call("ControlledShutdown", lambda a: a.leadership.controlled_shutdown(broker_id, broker_epoch))
 

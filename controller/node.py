@@ -15,12 +15,17 @@ from kazoo.client import KazooClient
 
 from controller.config import NodeConfig
 from controller.controller import Controller
+from controller.metadata_cache import MetadataCache
 from controller.metrics import NodeMetrics
 from controller.multiread import supports_multi_read
 from controller.registration import Registrar, ensure_persistent_paths, get_or_create_cluster_id
+from controller.replicas import CatchUp, ReplicaManager
+from controller.wire.apis import SUPPORTED, Apis, NodeView
+from controller.wire.runtime import WireRuntime
+from controller.wire.server import DEFAULT_MAX_FRAME
 from controller.zksession import ZkSession
 from zkmodel import ibp
-from zkmodel.brokers import BrokerRegistration
+from zkmodel.brokers import BrokerRegistration, EndPoint
 
 log = logging.getLogger(__name__)
 
@@ -40,14 +45,16 @@ class Node:
         self.metrics = NodeMetrics(config.broker_id)
         self.metrics_port: int | None = None
         self.cluster_id = ""
+        self.cache: MetadataCache | None = None
+        self.wire: WireRuntime | None = None
+        self.replicas: ReplicaManager | None = None
+        #: Advertised endpoints with the ports actually bound (a configured port 0 picks a free one).
+        self.endpoints: tuple[EndPoint, ...] = config.advertised_endpoints
         self._stopped = threading.Event()
 
     def registration(self) -> BrokerRegistration:
-        for endpoint in self.config.advertised_endpoints:
-            if endpoint.port == 0:
-                raise ValueError(f"listener {endpoint.listener} has port 0; give every node an explicit port")
         return BrokerRegistration(
-            endpoints=self.config.advertised_endpoints,
+            endpoints=self.endpoints,
             timestamp=int(time.time() * 1000),
             version=ibp.broker_znode_version(self.config.inter_broker_protocol_version),
             rack=self.config.broker_rack,
@@ -77,13 +84,31 @@ class Node:
         supports_multi_read(self.session.client, timeout=timeout)
         ensure_persistent_paths(self.session)
         self.cluster_id = get_or_create_cluster_id(self.session)
+        self.cache = MetadataCache(self.session)
+        self.cache.start()
+        self._start_controller()
+        self._start_wire()
         self.registrar.register(self.registration())
+        if self.config.is_broker:
+            self.replicas = ReplicaManager(
+                self.config.broker_id,
+                self.cache,
+                lambda: self.registrar.broker_epoch,
+                self.config.inter_broker_listener_name,
+                CatchUp(
+                    self.config.replica_catchup_bytes_per_partition, self.config.replica_catchup_rate_bytes_per_sec
+                ),
+            )
+            self.replicas.start()
         if self.config.metrics_enabled:
             host, port = self.config.metrics_host, max(self.config.metrics_port, 0)
             try:
                 self.metrics_port = self.metrics.serve(host, port)
             except OSError as exc:
                 raise ValueError(f"cannot serve metrics on {host}:{port} (bridgekeeper.metrics.port): {exc}") from exc
+        log.info("node %d started in cluster %s", self.config.broker_id, self.cluster_id)
+
+    def _start_controller(self) -> None:
         if self.config.is_controller:
             self.controller = Controller(
                 self.session,
@@ -94,7 +119,26 @@ class Node:
             )
             self.controller.on_step = self.metrics.update
             self.controller.start()
-        log.info("node %d started in cluster %s", self.config.broker_id, self.cluster_id)
+
+    def _start_wire(self) -> None:
+        """Bind every listener before registering, so the registration carries the real ports."""
+        assert self.cache is not None
+        view = NodeView(
+            broker_id=self.config.broker_id,
+            cluster_id=self.cluster_id,
+            cache=self.cache,
+            controller=self.controller,
+            default_partitions=self.config.num_partitions,
+            default_replication_factor=self.config.default_replication_factor,
+        )
+        self.wire = WireRuntime(Apis(view).handlers(), SUPPORTED, max_frame=DEFAULT_MAX_FRAME)
+        bound = {e.listener: e for e in self.wire.start(self.config.listeners)}
+        self.endpoints = tuple(
+            EndPoint(e.listener, e.host, bound[e.listener].port, e.security_protocol)
+            if e.port == 0 and e.listener in bound
+            else e
+            for e in self.config.advertised_endpoints
+        )
 
     def _reregister(self) -> None:
         """After a session expiry: a new registration, hence a new broker epoch (Kafka's
@@ -105,14 +149,20 @@ class Node:
         if self._stopped.is_set():
             return
         self._stopped.set()
+        if self.replicas is not None:
+            self.replicas.stop()
+        if self.wire is not None:
+            self.wire.stop()
         if self.controller is not None:
             self.controller.stop()
+        if self.cache is not None:
+            self.cache.stop()
         self.session.close()
         self.metrics.close()
 
     def ready_line(self) -> str:
         metrics = f"http://{self.config.metrics_host}:{self.metrics_port}/metrics" if self.metrics_port else "-"
-        endpoints = ",".join(e.connection_string for e in self.config.advertised_endpoints)
+        endpoints = ",".join(e.connection_string for e in self.endpoints)
         return (
             f"NODE-READY broker={self.config.broker_id} endpoints={endpoints} metrics={metrics} "
             f"cluster={self.cluster_id}"

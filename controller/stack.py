@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from controller.config import ConfigError, dump_properties, load_config
-from controller.localzk import LocalZooKeeper, _die_with_parent, free_port
+from controller.localzk import LocalZooKeeper, _die_with_parent
 
 CHROOT = "/kafka"
 Progress = Callable[[str], None] | None
@@ -91,7 +91,7 @@ class Stack:
         reports it, so there is no window for another process to take it)."""
         if self.base_port is not None:
             return self.base_port + i, self.base_port + 100 + i
-        return free_port(), 0
+        return 0, 0
 
     def start(self, progress: Progress = None, timeout: float = 60.0) -> None:
         say = progress or _quiet
@@ -160,6 +160,9 @@ class Stack:
         metrics = fields.get("metrics", "-")
         if metrics != "-":
             node.metrics_port = int(metrics.rsplit(":", 1)[1].split("/", 1)[0])
+        endpoint = fields.get("endpoints", "").split(",")[0]
+        if endpoint:
+            node.port = int(endpoint.rsplit(":", 1)[1])
 
     def ready_line(self) -> str:
         bootstrap = ",".join(f"127.0.0.1:{n.port}" for n in self.nodes)
@@ -176,6 +179,12 @@ class Stack:
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait(10)
+
+    def restart_node(self, node: NodeProcess, timeout: float = 60.0) -> None:
+        """Start a stopped node again with the same config (same broker id and ports)."""
+        self.stop_node(node)
+        self._launch(node)
+        self._await_ready(node, time.monotonic() + timeout)
 
     def stop(self, progress: Progress = None) -> None:
         say = progress or _quiet

@@ -18,10 +18,12 @@ from typing import Any, Protocol
 from kio.schema.errors import ErrorCode
 
 from controller.controller import Controller, NewTopic
+from controller.leadership import IsrUpdate
 from controller.wire.codec import Request, build, entity
 from controller.wire.server import Connection, Handler
 from zkmodel import errorcodes as E
 from zkmodel import topic_names
+from zkmodel.admin import TopicPartition
 from zkmodel.errorcodes import KafkaApiError, KafkaError
 
 ZERO = datetime.timedelta(0)
@@ -36,6 +38,10 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     20: (1, 6),  # DeleteTopics
     37: (0, 3),  # CreatePartitions
     60: (0, 1),  # DescribeCluster
+    43: (0, 2),  # ElectLeaders
+    45: (0, 1),  # AlterPartitionReassignments (v1: KIP-860 allowReplicationFactorChange)
+    46: (0, 0),  # ListPartitionReassignments
+    56: (2, 3),  # AlterPartition (broker -> controller; topic ids, so IBP >= 2.8-IV0)
 }
 
 
@@ -89,6 +95,10 @@ class Apis:
             19: self.create_topics,
             20: self.delete_topics,
             37: self.create_partitions,
+            43: self.elect_leaders,
+            45: self.alter_partition_reassignments,
+            46: self.list_partition_reassignments,
+            56: self.alter_partition,
         }
 
     # -- broker APIs ------------------------------------------------------------------------------------
@@ -329,6 +339,153 @@ class Apis:
             )
         return build(req.schema.DeleteTopicsResponse, throttle_time=ZERO, responses=tuple(out))
 
+    async def alter_partition_reassignments(self, req: Request, _conn: Connection) -> Any:
+        """KIP-455 (and KIP-860 at v1): per-partition results in the request's order."""
+        body = req.body
+        requests: dict[TopicPartition, list[int] | None] = {}
+        for topic in body.topics:
+            for p in topic.partitions:
+                requests[TopicPartition(topic.name, p.partition_index)] = (
+                    None if p.replicas is None else [int(r) for r in p.replicas]
+                )
+        allow_rf_change = bool(getattr(body, "allow_replication_factor_change", True))
+        rf_errors: dict[TopicPartition, tuple[KafkaError, str | None]] = {}
+        if not allow_rf_change:
+            snapshot = self.node.cache.snapshot()
+            for tp, target in requests.items():
+                topic = snapshot.topics.get(tp.topic)
+                current = topic.partitions.get(tp.partition) if topic is not None else None
+                if target is not None and current is not None:
+                    origin = [r for r in current.replicas if r not in getattr(current, "adding", ())]
+                    if len(target) != len(origin):
+                        rf_errors[tp] = (
+                            E.INVALID_REPLICATION_FACTOR,
+                            "The replication factor is changed from "
+                            f"{len(origin)} to {len(target)} but allowReplicationFactorChange is false",
+                        )
+        todo = {tp: t for tp, t in requests.items() if tp not in rf_errors}
+        results, top, message = await _controller_call(
+            self._active_controller(), lambda c: c.alter_partition_reassignments(todo) if todo else {}
+        )
+        per = {**(results or {}), **rf_errors}
+        topic_cls, part_cls = entity(req, "ReassignableTopicResponse"), entity(req, "ReassignablePartitionResponse")
+        topics = []
+        for topic in body.topics if top is E.NONE else ():
+            parts = []
+            for p in topic.partitions:
+                err, msg = per.get(TopicPartition(topic.name, p.partition_index), (E.NONE, None))
+                parts.append(
+                    build(part_cls, partition_index=p.partition_index, error_code=code(err), error_message=msg)
+                )
+            topics.append(build(topic_cls, name=topic.name, partitions=tuple(parts)))
+        return build(
+            req.schema.AlterPartitionReassignmentsResponse,
+            throttle_time=ZERO,
+            allow_replication_factor_change=allow_rf_change,
+            error_code=code(top),
+            error_message=message,
+            responses=tuple(topics),
+        )
+
+    async def list_partition_reassignments(self, req: Request, _conn: Connection) -> Any:
+        body = req.body
+        wanted = (
+            None
+            if body.topics is None
+            else [TopicPartition(t.name, int(p)) for t in body.topics for p in t.partition_indexes]
+        )
+        moving, top, message = await _controller_call(
+            self._active_controller(), lambda c: c.list_partition_reassignments(wanted)
+        )
+        topic_cls, part_cls = entity(req, "OngoingTopicReassignment"), entity(req, "OngoingPartitionReassignment")
+        by_topic: dict[str, list[Any]] = {}
+        for tp, a in sorted((moving or {}).items()):
+            by_topic.setdefault(tp.topic, []).append(
+                build(part_cls, partition_index=tp.partition, replicas=tuple(a.replicas),
+                      adding_replicas=tuple(a.adding), removing_replicas=tuple(a.removing))
+            )  # fmt: skip
+        topics = tuple(build(topic_cls, name=n, partitions=tuple(ps)) for n, ps in by_topic.items())
+        return build(
+            req.schema.ListPartitionReassignmentsResponse,
+            throttle_time=ZERO,
+            error_code=code(top),
+            error_message=message,
+            topics=topics,
+        )
+
+    async def elect_leaders(self, req: Request, _conn: Connection) -> Any:
+        body = req.body
+        election_type = int(getattr(body, "election_type", 0))
+        wanted = (
+            None
+            if body.topic_partitions is None
+            else [TopicPartition(t.topic, int(p)) for t in body.topic_partitions for p in t.partitions]
+        )
+        results, top, _message = await _controller_call(
+            self._active_controller(), lambda c: c.elect_leaders(election_type, wanted)
+        )
+        if top is not E.NONE:  # v0 has no top-level error: Kafka reports it on every partition
+            results = {tp: (top, _message) for tp in wanted or []}
+        topic_cls, part_cls = entity(req, "ReplicaElectionResult"), entity(req, "PartitionResult")
+        by_topic: dict[str, list[Any]] = {}
+        for tp, (err, msg) in sorted((results or {}).items()):
+            by_topic.setdefault(tp.topic, []).append(
+                build(part_cls, partition_id=tp.partition, error_code=code(err), error_message=msg)
+            )
+        return build(
+            req.schema.ElectLeadersResponse,
+            throttle_time=ZERO,
+            error_code=code(top),
+            replica_election_results=tuple(
+                build(topic_cls, topic=n, partition_result=tuple(ps)) for n, ps in by_topic.items()
+            ),
+        )
+
+    async def alter_partition(self, req: Request, _conn: Connection) -> Any:
+        """From partition leaders: ISR changes, applied by the controller with Kafka's epoch checks."""
+        body = req.body
+        updates: dict[tuple[str, int], IsrUpdate] = {}
+        for topic in body.topics:
+            for p in topic.partitions:
+                isr = (
+                    tuple(int(b.broker_id) for b in p.new_isr_with_epochs)
+                    if hasattr(p, "new_isr_with_epochs")
+                    else tuple(int(b) for b in p.new_isr)
+                )
+                updates[(uuid_text(topic.topic_id), p.partition_index)] = IsrUpdate(
+                    int(p.leader_epoch), isr, int(p.partition_epoch), int(p.leader_recovery_state)
+                )
+        controller = self._active_controller()
+        outcome, top, _message = await _controller_call(
+            controller, lambda c: c.alter_partition_by_id(body.broker_id, body.broker_epoch, updates,
+                                                          version=req.api_version)
+        )  # fmt: skip
+        if outcome is not None:
+            top, results = outcome
+        else:
+            results = {}
+        topic_cls, part_cls = entity(req, "TopicData"), entity(req, "PartitionData")
+        topics = []
+        for topic in body.topics if top is E.NONE else ():
+            parts = []
+            for p in topic.partitions:
+                r = results.get((uuid_text(topic.topic_id), p.partition_index))
+                state = r.state if r is not None else None
+                parts.append(
+                    build(
+                        part_cls,
+                        partition_index=p.partition_index,
+                        error_code=code(r.error if r is not None else E.UNKNOWN_SERVER_ERROR),
+                        leader_id=state.leader if state else -1,
+                        leader_epoch=state.leader_epoch if state else -1,
+                        isr=tuple(state.isr) if state else (),
+                        leader_recovery_state=state.leader_recovery_state if state else 0,
+                        partition_epoch=r.partition_epoch if r is not None else -1,
+                    )
+                )
+            topics.append(build(topic_cls, topic_id=topic.topic_id, partitions=tuple(parts)))
+        return build(req.schema.AlterPartitionResponse, throttle_time=ZERO, error_code=code(top), topics=tuple(topics))
+
     async def create_partitions(self, req: Request, _conn: Connection) -> Any:
         body = req.body
         result_cls = entity(req, "CreatePartitionsTopicResult")
@@ -367,6 +524,22 @@ class Apis:
             for t in body.topics
         )
         return build(req.schema.CreatePartitionsResponse, throttle_time=ZERO, results=out)
+
+
+_NOT_CONTROLLER_TOP = (E.NOT_CONTROLLER, "This is not the correct controller for this cluster.")
+
+
+async def _controller_call(
+    controller: Controller | None, fn: Callable[[Controller], Any]
+) -> tuple[Any, KafkaError, str | None]:
+    """Run a blocking controller call off the event loop; a non-controller (or one that just lost the
+    election) answers NOT_CONTROLLER as a top-level error."""
+    if controller is None:
+        return None, *_NOT_CONTROLLER_TOP
+    try:
+        return await asyncio.to_thread(fn, controller), E.NONE, None
+    except KafkaApiError as exc:
+        return None, exc.error, exc.message
 
 
 def _has_leaders(snapshot: Any, name: str) -> bool:

@@ -62,6 +62,7 @@ class KafkaServer:
         self._server: asyncio.Server | None = None
         self.connections = 0
         self.closed_for_bad_input = 0
+        self._writers: set[asyncio.StreamWriter] = set()
 
     async def start(self) -> int:
         self._server = await asyncio.start_server(self._serve, self.host, self.port)
@@ -69,14 +70,19 @@ class KafkaServer:
         return self.port
 
     async def stop(self) -> None:
+        """Stop accepting, then close every client connection, so nothing is left for a closed loop."""
         if self._server is not None:
             self._server.close()
+        for writer in list(self._writers):
+            writer.close()
+        if self._server is not None:
             await self._server.wait_closed()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername") or ("", 0)
         conn = Connection(self.listener, str(peer[0]), int(peer[1]))
         self.connections += 1
+        self._writers.add(writer)
         try:
             while True:
                 header = await reader.readexactly(4)
@@ -97,6 +103,7 @@ class KafkaServer:
             return  # the client went away (or half-closed): nothing to answer
         finally:
             self.connections -= 1
+            self._writers.discard(writer)
             writer.close()
             with contextlib.suppress(ConnectionError, OSError):
                 await writer.wait_closed()

@@ -1,0 +1,663 @@
+"""The broker's read-only view of cluster metadata, kept current by ZooKeeper watches.
+
+Brokers answer Metadata and DescribeCluster from this cache, never from the controller's memory (DESIGN.md):
+ZooKeeper is the truth, and a broker must keep answering while the controller moves.
+
+Why one-shot watches on every znode: kazoo 2.11 has no persistent recursive watches and routes watch events
+by exact path, so the cache holds a children watch on ``/brokers/ids`` and ``/brokers/topics``, a data watch
+on ``/controller``, on every broker registration, on every topic znode and on every partition state znode
+(an exists watch where a state znode does not exist yet). Tens of thousands of watches are registered with
+pipelined async calls, never one synchronous round trip at a time.
+
+Why a single cache thread: watch callbacks run on kazoo's event thread, so they only record the path as
+dirty. The cache thread re-reads each dirty znode with a fresh watch in the same call (a change can then
+never slip between read and watch), and publishes a new immutable :class:`MetadataSnapshot`
+(copy-on-write), so a reader holding a snapshot never sees a half-applied update.
+
+Why a full reload after every reconnect, not only after session expiry: kazoo 2.11 drops all of its
+watchers on any connection loss (SUSPENDED as well as LOST) and sends no SetWatches when it reconnects, so
+the server has forgotten them as well. Until the reload succeeds the cache keeps serving the last snapshot.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Final
+
+from kazoo.exceptions import KazooException, NoNodeError
+from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.interfaces import IAsyncResult
+from kazoo.protocol.states import EventType, KazooState, WatchedEvent
+
+from controller.multiread import DataResult, read_data
+from controller.zksession import SessionLost, ZkSession, ZkTimeout, ZkUnavailable
+from zkmodel import paths
+from zkmodel.brokers import BrokerRegistration
+from zkmodel.election import ControllerZnode
+from zkmodel.errors import ZnodeFormatError
+from zkmodel.topic_names import is_internal
+from zkmodel.topics import NO_LEADER, PartitionState, TopicAssignment
+
+__all__ = [
+    "NO_CONTROLLER",
+    "CachedBroker",
+    "CachedPartition",
+    "CachedTopic",
+    "MetadataCache",
+    "MetadataSnapshot",
+]
+
+log = logging.getLogger(__name__)
+
+#: Logged with every unexpected exception; the test suite fails if it appears.
+UNEXPECTED: Final = "BK-UNEXPECTED"
+#: ``MetadataSnapshot.controller_id`` when there is no (readable) ``/controller``.
+NO_CONTROLLER: Final = -1
+#: Outstanding async calls while registering watches or re-reading in bulk (kazoo's comfortable depth).
+IN_FLIGHT: Final = 1000
+#: A znode that keeps appearing and vanishing between a get and an exists is retried this often per update.
+MAX_RACE_ROUNDS: Final = 10
+#: Errors that mean "ZooKeeper cannot answer right now": keep serving, retry later.
+_ZK_ERRORS: Final = (ZkUnavailable, SessionLost, ZkTimeout, KazooException, KazooTimeoutError, TimeoutError)
+
+_BROKER_IDS_PREFIX: Final = paths.BROKER_IDS + "/"
+_TOPICS_PREFIX: Final = paths.BROKER_TOPICS + "/"
+
+
+# -- the snapshot: immutable, shared with any number of reader threads ---------------------------------------
+
+
+@dataclass(frozen=True)
+class CachedBroker:
+    """A registered (alive) broker; ``epoch`` is its registration's czxid, Kafka's broker epoch."""
+
+    broker_id: int
+    registration: BrokerRegistration
+    epoch: int
+
+
+@dataclass(frozen=True)
+class CachedPartition:
+    """Assignment and state of one partition. Without a (readable) state znode: leader -1, empty ISR,
+    leader epoch -1; ``partition_epoch`` is the state znode's zkVersion (-1 without one)."""
+
+    partition: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader: int
+    leader_epoch: int
+    adding: tuple[int, ...]
+    removing: tuple[int, ...]
+    partition_epoch: int
+
+
+@dataclass(frozen=True)
+class CachedTopic:
+    name: str
+    topic_id: str | None
+    partitions: Mapping[int, CachedPartition]
+    is_internal: bool
+
+
+@dataclass(frozen=True)
+class MetadataSnapshot:
+    """One consistent view of the cluster. Never mutated: every change publishes a new snapshot with a
+    higher ``version``, so a reader can hold one for a whole request."""
+
+    brokers: Mapping[int, CachedBroker]
+    topics: Mapping[str, CachedTopic]
+    controller_id: int
+    version: int
+
+    @property
+    def alive_broker_ids(self) -> tuple[int, ...]:
+        """Ids of the registered brokers, ascending."""
+        return tuple(sorted(self.brokers))
+
+    def partition(self, topic: str, partition: int) -> CachedPartition | None:
+        cached = self.topics.get(topic)
+        return None if cached is None else cached.partitions.get(partition)
+
+    def offline_replicas(self, topic: str, partition: int) -> tuple[int, ...]:
+        """Replicas whose broker is not registered (Metadata's ``offline_replicas``). KeyError if the
+        partition is unknown."""
+        found = self.partition(topic, partition)
+        if found is None:
+            raise KeyError(f"unknown partition {topic}-{partition}")
+        return tuple(r for r in found.replicas if r not in self.brokers)
+
+
+EMPTY_SNAPSHOT: Final = MetadataSnapshot(MappingProxyType({}), MappingProxyType({}), NO_CONTROLLER, 0)
+
+
+# -- the cache thread's own model (never shared) -------------------------------------------------------------
+
+#: (decoded state or None when missing or unreadable, the state znode's zkVersion or -1 when missing)
+_State = tuple[PartitionState | None, int]
+
+
+@dataclass
+class _Topic:
+    """A listed topic. ``czxid`` identifies one incarnation (a re-created topic is a new topic);
+    ``assignment`` is None while the znode is unreadable, and the topic is then not served."""
+
+    czxid: int
+    assignment: TopicAssignment | None
+    states: dict[int, _State] = field(default_factory=dict)
+
+
+@dataclass
+class _Model:
+    controller_id: int = NO_CONTROLLER
+    broker_ids: set[int] = field(default_factory=set)
+    brokers: dict[int, CachedBroker] = field(default_factory=dict)
+    topics: dict[str, _Topic] = field(default_factory=dict)
+
+
+@dataclass
+class _Delta:
+    """Everything one update read from ZooKeeper, gathered before anything is applied: if ZooKeeper fails
+    half-way, nothing is half-applied and the same dirty paths are simply retried."""
+
+    controller_id: int | None = None
+    broker_ids: set[int] | None = None
+    brokers: dict[int, DataResult | None] = field(default_factory=dict)
+    topic_names: set[str] | None = None
+    #: None: the topic znode vanished
+    topics: dict[str, _Topic | None] = field(default_factory=dict)
+    states: dict[tuple[str, int], DataResult | None] = field(default_factory=dict)
+
+
+class _Stopped(Exception):
+    """stop() was called while the cache thread waited on ZooKeeper."""
+
+
+# A bulk reader: paths -> data (None for a missing znode), with a data watch left on each path.
+_Reader = Callable[[Sequence[str], bool], dict[str, DataResult | None]]
+
+
+class MetadataCache:
+    """Keeps a :class:`MetadataSnapshot` in sync with ZooKeeper for the broker's request handlers.
+
+    ``start()`` loads everything (on the caller's thread, so a broker knows the cluster before it serves)
+    and starts the cache thread; ``snapshot()`` is lock-free; ``listener`` gets every new snapshot, on the
+    cache thread (the first one on start()'s caller), so it must be quick and must not block.
+    """
+
+    def __init__(
+        self,
+        session: ZkSession,
+        *,
+        listener: Callable[[MetadataSnapshot], None] | None = None,
+        coalesce_seconds: float = 0.01,
+        name: str = "metadata-cache",
+    ) -> None:
+        self.session = session
+        self.listener = listener
+        #: Pause after the first dirty path before reading, so a burst (a topic deletion, a broker's
+        #: partitions moving) is applied as one update and one snapshot.
+        self.coalesce_seconds = coalesce_seconds
+        self.name = name
+        #: Full loads done (start and every reload after a reconnect), and how long the last one took.
+        self.full_loads = 0
+        self.last_load_seconds = 0.0
+        self._model = _Model()
+        self._snapshot = EMPTY_SNAPSHOT
+        self._published = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()
+        self._dirty: set[str] = set()
+        self._reload = False
+        self._watches_lost = False
+        self._stopping = False
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        # One bound method for every watch: kazoo keeps watchers in a set per path, so re-registering
+        # an outstanding watch is a no-op instead of a second callback.
+        self._watcher: Callable[[WatchedEvent], None] = self._on_watch
+        session.add_state_listener(self._on_session_state)
+
+    # -- public API ---------------------------------------------------------------------------------------
+    def start(self) -> MetadataSnapshot:
+        """Load everything, then start the cache thread. ZooKeeper errors (ZkUnavailable, SessionLost,
+        kazoo errors, MultiReadTimeoutError) propagate and nothing is started; start() may be retried."""
+        if self._thread is not None:
+            raise RuntimeError("metadata cache already started")
+        with self._lock:
+            self._reload = False
+            self._watches_lost = False
+        self._full_load()
+        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+        self._thread.start()
+        return self._snapshot
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the cache thread. Watches that fire afterwards are ignored; the last snapshot stays readable."""
+        with self._lock:
+            self._stopping = True
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def snapshot(self) -> MetadataSnapshot:
+        return self._snapshot
+
+    def wait_for(self, predicate: Callable[[MetadataSnapshot], bool], timeout: float = 30.0) -> MetadataSnapshot:
+        """The first snapshot (the current one or a later one) for which ``predicate`` holds; TimeoutError
+        when none does within ``timeout``. The predicate runs on the caller's thread."""
+        deadline = time.monotonic() + timeout
+        current = self._snapshot
+
+        def replaced() -> bool:
+            return self._snapshot is not current
+
+        while not predicate(current):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"{self.name}: condition not met within {timeout:.1f}s (version {current.version})")
+            with self._published:
+                self._published.wait_for(replaced, remaining)
+            current = self._snapshot
+        return current
+
+    # -- kazoo's thread: record, never read -----------------------------------------------------------------
+    def _on_watch(self, event: WatchedEvent) -> None:
+        if event.type == EventType.NONE or event.path is None:
+            return  # kazoo dropping its watchers on a disconnect: the state listener schedules the reload
+        with self._lock:
+            if self._stopping:
+                return
+            self._dirty.add(event.path)
+        self._wake.set()
+
+    def _on_session_state(self, state: KazooState) -> None:
+        with self._lock:
+            if self._stopping:
+                return
+            if state != KazooState.CONNECTED:
+                self._watches_lost = True  # SUSPENDED or LOST: kazoo has just dropped every watcher
+                return
+            if not self._watches_lost:
+                return
+            self._watches_lost = False
+            self._reload = True
+        self._wake.set()
+
+    # -- the cache thread ----------------------------------------------------------------------------------
+    def _run(self) -> None:
+        backoff = 0.0
+        while not self._stop.is_set():
+            self._wake.wait()
+            if self._stop.is_set() or (self.coalesce_seconds > 0 and self._stop.wait(self.coalesce_seconds)):
+                break
+            with self._lock:
+                self._wake.clear()
+                reload, self._reload = self._reload, False
+                dirty, self._dirty = self._dirty, set()
+            try:
+                if reload:
+                    self._full_load()  # reads everything after re-registering every watch: covers ``dirty``
+                elif dirty:
+                    self._update(dirty)
+                backoff = 0.0
+                continue
+            except _Stopped:
+                break
+            except _ZK_ERRORS as exc:
+                if self._stop.is_set():
+                    break
+                backoff = min(max(2 * backoff, 0.1), 2.0)
+                log.warning(
+                    "%s: ZooKeeper unavailable (%r); serving version %d, retrying in %.1fs",
+                    self.name,
+                    exc,
+                    self._snapshot.version,
+                    backoff,
+                )
+            except Exception:
+                backoff = min(max(2 * backoff, 0.1), 2.0)
+                log.exception("%s %s: update failed; full reload in %.1fs", UNEXPECTED, self.name, backoff)
+                reload = True
+            with self._lock:
+                self._reload = self._reload or reload
+                self._dirty |= dirty
+            self._wake.set()
+            if self._stop.wait(backoff):
+                break
+
+    def _full_load(self) -> None:
+        started = time.monotonic()
+        everything = {paths.CONTROLLER, paths.BROKER_IDS, paths.BROKER_TOPICS}
+        model = _Model()
+        delta = self._read(model, everything, self._watch_then_read)
+        changed = self._apply(model, delta)
+        old = self._snapshot
+        self._model = model
+        self._publish(changed_topics=set(old.topics) | set(model.topics) | changed, changed_partitions={})
+        self.full_loads += 1
+        self.last_load_seconds = time.monotonic() - started
+        partitions = sum(len(t.states) for t in model.topics.values())
+        log.info(
+            "%s: loaded %d brokers, %d topics, %d partitions, controller %d in %.2fs (version %d)",
+            self.name,
+            len(model.brokers),
+            len(model.topics),
+            partitions,
+            model.controller_id,
+            self.last_load_seconds,
+            self._snapshot.version,
+        )
+
+    def _update(self, dirty: set[str]) -> None:
+        delta = self._read(self._model, dirty, self._get_watched)
+        changed_topics = self._apply(self._model, delta)
+        changed_partitions: dict[str, set[int]] = {}
+        for topic, p in delta.states:
+            if topic not in changed_topics:
+                changed_partitions.setdefault(topic, set()).add(p)
+        self._publish(changed_topics=changed_topics, changed_partitions=changed_partitions)
+
+    # -- phase 1: read (no change to the model) -------------------------------------------------------------
+    def _read(self, model: _Model, dirty: set[str], reader: _Reader) -> _Delta:
+        """Read what ``dirty`` says changed, each znode with a fresh watch."""
+        delta = _Delta()
+        dirty_brokers: set[int] = set()
+        dirty_topics: set[str] = set()
+        dirty_states: set[tuple[str, int]] = set()
+        for path in dirty:
+            _classify(path, dirty_brokers, dirty_topics, dirty_states)
+
+        if paths.CONTROLLER in dirty:
+            delta.controller_id = self._read_controller()
+
+        if paths.BROKER_IDS in dirty:
+            listed = {int(c) for c in self._watch_children(paths.BROKER_IDS) if c.isdigit()}
+            delta.broker_ids = listed
+            to_read = listed  # a handful: re-reading all also catches a quick re-registration
+        else:
+            to_read = dirty_brokers & model.broker_ids
+        found = reader([paths.broker(b) for b in sorted(to_read)], False)
+        delta.brokers = {b: found[paths.broker(b)] for b in to_read}
+
+        if paths.BROKER_TOPICS in dirty:
+            names = set(self._watch_children(paths.BROKER_TOPICS))
+            delta.topic_names = names
+        else:
+            names = set(model.topics)
+        to_read_topics = sorted((names - model.topics.keys()) | (dirty_topics & names))
+        found = reader([paths.topic(t) for t in to_read_topics], False)
+        state_tps: set[tuple[str, int]] = set()
+        for name in to_read_topics:
+            fresh = _decode_topic(name, found[paths.topic(name)])
+            delta.topics[name] = fresh
+            if fresh is None or fresh.assignment is None:
+                continue
+            old = model.topics.get(name)
+            if old is None or old.czxid != fresh.czxid or old.assignment is None:
+                state_tps.update((name, p) for p in fresh.assignment.partitions)  # a new topic
+            else:
+                state_tps.update((name, p) for p in fresh.assignment.partitions if p not in old.states)
+        for name, p in dirty_states:
+            # only partitions that still exist: a deleted topic's state events need no new watch
+            topic = delta.topics[name] if name in delta.topics else model.topics.get(name) if name in names else None
+            if topic is not None and topic.assignment is not None and p in topic.assignment.partitions:
+                state_tps.add((name, p))
+        ordered = sorted(state_tps)
+        found = reader([paths.partition_state(t, p) for t, p in ordered], True)
+        delta.states = {(t, p): found[paths.partition_state(t, p)] for t, p in ordered}
+        return delta
+
+    def _read_controller(self) -> int:
+        for _ in range(MAX_RACE_ROUNDS):
+            found = self.session.get(paths.CONTROLLER, watch=self._watcher)
+            if found is None:
+                # getData sets no watch on a missing znode; exists does, and tells if it appeared meanwhile
+                if self.session.exists(paths.CONTROLLER, watch=self._watcher) is None:
+                    return NO_CONTROLLER
+                continue
+            try:
+                return ControllerZnode.decode(paths.CONTROLLER, found[0]).broker_id
+            except ZnodeFormatError as exc:
+                log.error("%s: no usable controller id: %s", self.name, exc)
+                return NO_CONTROLLER
+        raise ZkUnavailable(f"{paths.CONTROLLER} keeps appearing and vanishing")
+
+    def _watch_children(self, path: str) -> list[str]:
+        for _ in range(MAX_RACE_ROUNDS):
+            children = self.session.get_children(path, watch=self._watcher)
+            if children is not None:
+                return children
+            if self.session.exists(path, watch=self._watcher) is None:
+                return []  # the exists watch reports its creation
+        raise ZkUnavailable(f"{path} keeps appearing and vanishing")
+
+    def _watch_then_read(self, znodes: Sequence[str], _watch_missing: bool) -> dict[str, DataResult | None]:
+        """The full load: exists watches first, pipelined, then one multiRead pass (read_data cannot set
+        watches). A change after its watch was set fires it, so nothing between the two passes is missed.
+        A missing znode keeps an exists watch, which is what a state znode not created yet needs."""
+        self._pipelined(znodes, lambda p: self.session.client.exists_async(p, watch=self._watcher), "exists")
+        if not znodes:
+            return {}
+        return read_data(self.session.client, znodes, timeout=self._bulk_timeout(), expected_size=120)
+
+    def _get_watched(self, znodes: Sequence[str], watch_missing: bool) -> dict[str, DataResult | None]:
+        """Updates: pipelined getData with a watch (read and watch in one call). getData sets no watch on
+        a missing znode, so with ``watch_missing`` those get an exists watch, and a znode created in between
+        is read again."""
+        client = self.session.client
+        out: dict[str, DataResult | None] = {}
+        todo: Sequence[str] = znodes
+        for _ in range(MAX_RACE_ROUNDS):
+            found = self._pipelined(todo, lambda p: client.get_async(p, watch=self._watcher), "get")
+            out.update(found)
+            missing = [p for p, r in found.items() if r is None]
+            if not watch_missing or not missing:
+                return out
+            stats = self._pipelined(missing, lambda p: client.exists_async(p, watch=self._watcher), "exists")
+            todo = [p for p, stat in stats.items() if stat is not None]
+            if not todo:
+                return out
+        raise ZkUnavailable(f"{len(todo)} znodes keep appearing and vanishing")
+
+    def _pipelined(self, znodes: Sequence[str], call: Callable[[str], IAsyncResult], what: str) -> dict[str, Any]:
+        """Issue ``call`` for every path with up to IN_FLIGHT outstanding; a missing znode gives None."""
+        out: dict[str, Any] = {}
+        window: deque[tuple[str, IAsyncResult]] = deque()
+        pending = iter(znodes)
+        deadline = time.monotonic() + self._bulk_timeout()
+        while True:
+            while len(window) < IN_FLIGHT and (path := next(pending, None)) is not None:
+                window.append((path, call(path)))
+            if not window:
+                return out
+            path, result = window.popleft()
+            out[path] = self._wait(result, deadline, f"{what} {path}")
+
+    def _wait(self, result: IAsyncResult, deadline: float, what: str) -> Any:
+        """Wait in short slices so stop() is honoured while ZooKeeper is slow."""
+        while True:
+            try:
+                return result.get(timeout=max(min(0.5, deadline - time.monotonic()), 0.0))
+            except NoNodeError:
+                return None
+            except KazooTimeoutError:
+                if self._stop.is_set():
+                    raise _Stopped() from None
+                if time.monotonic() >= deadline:
+                    raise ZkUnavailable(f"{what}: no answer within {self._bulk_timeout():.0f}s") from None
+
+    def _bulk_timeout(self) -> float:
+        return max(30.0, self.session.session_timeout_ms / 1000)
+
+    # -- phase 2: apply (no I/O) ------------------------------------------------------------------------------
+    def _apply(self, model: _Model, delta: _Delta) -> set[str]:
+        """Apply ``delta`` to ``model``; returns the topics whose whole entry must be rebuilt."""
+        if delta.controller_id is not None:
+            model.controller_id = delta.controller_id
+        if delta.broker_ids is not None:
+            model.broker_ids = delta.broker_ids
+            for broker_id in model.brokers.keys() - delta.broker_ids:
+                del model.brokers[broker_id]
+        for broker_id, result in delta.brokers.items():
+            broker = self._decode_broker(broker_id, result)
+            if result is None:
+                model.broker_ids.discard(broker_id)  # vanished after the listing; its removal fires the watch
+            if broker is None:
+                model.brokers.pop(broker_id, None)
+            else:
+                model.brokers[broker_id] = broker
+
+        changed: set[str] = set()
+        if delta.topic_names is not None:
+            for gone in model.topics.keys() - delta.topic_names:
+                del model.topics[gone]
+                changed.add(gone)
+        for name, fresh in delta.topics.items():
+            changed.add(name)
+            old = model.topics.pop(name, None)
+            if fresh is None:
+                # Forget the name too: when it comes back, the children watch will show it as a new topic.
+                continue
+            if old is not None and old.czxid == fresh.czxid and fresh.assignment is not None:
+                fresh.states = {p: s for p, s in old.states.items() if p in fresh.assignment.partitions}
+            model.topics[name] = fresh
+        for (name, p), result in delta.states.items():
+            topic = model.topics.get(name)
+            if topic is not None and topic.assignment is not None and p in topic.assignment.partitions:
+                topic.states[p] = self._decode_state(paths.partition_state(name, p), result)
+        return changed
+
+    def _decode_broker(self, broker_id: int, result: DataResult | None) -> CachedBroker | None:
+        if result is None:
+            return None
+        data, stat = result
+        path = paths.broker(broker_id)
+        try:
+            return CachedBroker(broker_id, BrokerRegistration.decode(path, data), stat.czxid)
+        except ZnodeFormatError as exc:
+            log.error("%s: ignoring broker %d with an unreadable registration: %s", self.name, broker_id, exc)
+            return None
+
+    def _decode_state(self, path: str, result: DataResult | None) -> _State:
+        if result is None:
+            return None, -1
+        data, stat = result
+        try:
+            return PartitionState.decode(path, data), stat.version
+        except ZnodeFormatError as exc:
+            log.error("%s: serving the partition without leader: %s", self.name, exc)
+            return None, stat.version
+
+    # -- publishing ------------------------------------------------------------------------------------------------
+    def _publish(self, *, changed_topics: Iterable[str], changed_partitions: Mapping[str, set[int]]) -> None:
+        """Copy-on-write: only the changed entries are rebuilt; a new snapshot only if something differs."""
+        old = self._snapshot
+        model = self._model
+        topics: dict[str, CachedTopic] | None = None
+
+        def writable() -> dict[str, CachedTopic]:
+            nonlocal topics
+            if topics is None:
+                topics = dict(old.topics)
+            return topics
+
+        for name in changed_topics:
+            built = _build_topic(name, model.topics.get(name))
+            previous = old.topics.get(name)
+            if built is None:
+                if previous is not None:
+                    del writable()[name]
+            elif built != previous:
+                writable()[name] = built
+        for name, partitions in changed_partitions.items():
+            current = (topics if topics is not None else old.topics).get(name)
+            entry = model.topics.get(name)
+            if current is None or entry is None or entry.assignment is None:
+                continue
+            rebuilt = {p: _build_partition(p, entry.assignment, entry.states.get(p, (None, -1))) for p in partitions}
+            if any(current.partitions.get(p) != part for p, part in rebuilt.items()):
+                merged = MappingProxyType({**current.partitions, **rebuilt})
+                writable()[name] = CachedTopic(name, current.topic_id, merged, current.is_internal)
+
+        brokers: Mapping[int, CachedBroker] = old.brokers
+        if dict(old.brokers) != model.brokers:
+            brokers = MappingProxyType(dict(sorted(model.brokers.items())))
+        if topics is None and brokers is old.brokers and model.controller_id == old.controller_id:
+            return
+        new = MetadataSnapshot(
+            brokers=brokers,
+            topics=old.topics if topics is None else MappingProxyType(topics),
+            controller_id=model.controller_id,
+            version=old.version + 1,
+        )
+        with self._published:
+            self._snapshot = new
+            self._published.notify_all()
+        log.debug("%s: published version %d", self.name, new.version)
+        if self.listener is not None:
+            try:
+                self.listener(new)
+            except Exception:
+                log.exception("%s %s: snapshot listener failed", UNEXPECTED, self.name)
+
+
+# -- pure helpers -------------------------------------------------------------------------------------------------
+
+
+def _classify(path: str, brokers: set[int], topics: set[str], states: set[tuple[str, int]]) -> None:
+    """Sort a dirty path into the znode kinds the cache watches (the fixed paths are looked up directly)."""
+    if path.startswith(_BROKER_IDS_PREFIX):
+        rest = path[len(_BROKER_IDS_PREFIX) :]
+        if rest.isdigit():
+            brokers.add(int(rest))
+    elif path.startswith(_TOPICS_PREFIX):
+        parts = path[len(_TOPICS_PREFIX) :].split("/")
+        if len(parts) == 1:
+            topics.add(parts[0])
+        elif len(parts) == 4 and parts[1] == "partitions" and parts[3] == "state" and parts[2].isdigit():
+            states.add((parts[0], int(parts[2])))
+
+
+def _decode_topic(name: str, result: DataResult | None) -> _Topic | None:
+    if result is None:
+        return None
+    data, stat = result
+    path = paths.topic(name)
+    try:
+        assignment: TopicAssignment | None = TopicAssignment.decode(path, data)
+    except ZnodeFormatError as exc:
+        # Kafka would read it as an empty assignment; we leave the topic out and keep watching the znode.
+        log.error("metadata cache: skipping topic %s: %s", name, exc)
+        assignment = None
+    return _Topic(int(stat.czxid), assignment)
+
+
+def _build_partition(p: int, assignment: TopicAssignment, state: _State) -> CachedPartition:
+    decoded, version = state
+    return CachedPartition(
+        partition=p,
+        replicas=tuple(assignment.partitions[p]),
+        isr=decoded.isr if decoded is not None else (),
+        leader=decoded.leader if decoded is not None else NO_LEADER,
+        leader_epoch=decoded.leader_epoch if decoded is not None else -1,
+        adding=tuple(assignment.adding_replicas.get(p, ())),
+        removing=tuple(assignment.removing_replicas.get(p, ())),
+        partition_epoch=version,
+    )
+
+
+def _build_topic(name: str, entry: _Topic | None) -> CachedTopic | None:
+    if entry is None or entry.assignment is None:
+        return None
+    assignment = entry.assignment
+    partitions = {
+        p: _build_partition(p, assignment, entry.states.get(p, (None, -1))) for p in sorted(assignment.partitions)
+    }
+    return CachedTopic(name, assignment.topic_id, MappingProxyType(partitions), is_internal(name))

@@ -1,0 +1,174 @@
+"""Replica catch-up on brokers: the leader side of ISR expansion, without storing any message data.
+
+Every broker leads some partitions. A live follower that is not in the ISR "catches up" in
+``bytes_per_partition / rate`` seconds (our stand-in for fetching the log), after which the leader asks
+the controller to add it with AlterPartition, exactly as a Kafka leader does at IBP >= 2.7-IV2. This is
+what lets reassignments complete and returning brokers rejoin the ISR.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from controller.wire.client import ClientError, KafkaClient
+from controller.wire.codec import build
+from zkmodel.uuid import is_valid_uuid
+
+log = logging.getLogger(__name__)
+ALTER_PARTITION = 56
+ALTER_PARTITION_VERSION = 2
+
+
+@dataclass(frozen=True)
+class CatchUp:
+    bytes_per_partition: int
+    rate_bytes_per_sec: int
+
+    @property
+    def seconds(self) -> float:
+        return 0.0 if self.rate_bytes_per_sec <= 0 else self.bytes_per_partition / self.rate_bytes_per_sec
+
+
+class ReplicaManager:
+    def __init__(
+        self,
+        broker_id: int,
+        cache: Any,
+        broker_epoch: Callable[[], int],
+        listener: str,
+        catch_up: CatchUp,
+        *,
+        tick_seconds: float = 0.1,
+    ) -> None:
+        self.broker_id = broker_id
+        self.cache = cache
+        self.broker_epoch = broker_epoch
+        self.listener = listener
+        self.catch_up = catch_up
+        self.tick_seconds = tick_seconds
+        #: (topic, partition, follower, leader_epoch) -> when the follower started catching up
+        self._since: dict[tuple[str, int, int, int], float] = {}
+        self._client: KafkaClient | None = None
+        self._client_for: int | None = None
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"replicas-{broker_id}", daemon=True)
+        self.requests_sent = 0
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join(timeout=5)
+        if self._client is not None:
+            self._client.close()
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self.tick_seconds):
+            try:
+                self.step()
+            except ClientError as exc:
+                log.info("broker %d: AlterPartition not delivered (%s); will retry", self.broker_id, exc)
+            except Exception:
+                log.exception("BK-UNEXPECTED replica manager of broker %d failed", self.broker_id)
+
+    def ready(self, snapshot: Any, now: float) -> dict[tuple[str, str, int], tuple[int, tuple[int, ...], int]]:
+        """Partitions this broker leads whose lagging live followers have caught up: the new ISR for each.
+
+        Keyed by (topic, topic id, partition); the value is (leader epoch, new ISR, partition epoch).
+        """
+        out = {}
+        seen: set[tuple[str, int, int, int]] = set()
+        for topic in snapshot.topics.values():
+            if not topic.topic_id or not is_valid_uuid(topic.topic_id):
+                continue  # AlterPartition v2+ names topics by id (IBP >= 2.8-IV0)
+            for p in topic.partitions.values():
+                if p.leader != self.broker_id:
+                    continue
+                caught_up = []
+                for follower in p.replicas:
+                    if follower in p.isr or follower not in snapshot.brokers:
+                        continue
+                    key = (topic.name, p.partition, follower, p.leader_epoch)
+                    seen.add(key)
+                    started = self._since.setdefault(key, now)
+                    if now - started >= self.catch_up.seconds:
+                        caught_up.append(follower)
+                if caught_up:
+                    out[(topic.name, topic.topic_id, p.partition)] = (
+                        p.leader_epoch,
+                        (*p.isr, *caught_up),
+                        p.partition_epoch,
+                    )
+        for key in set(self._since) - seen:
+            del self._since[key]  # joined the ISR, went away, or a new leader epoch restarted the clock
+        return out
+
+    def step(self) -> int:
+        snapshot = self.cache.snapshot()
+        ready = self.ready(snapshot, time.monotonic())
+        if not ready:
+            return 0
+        client = self._controller_client(snapshot)
+        if client is None:
+            return 0
+        from kio.index import load_request_schema
+
+        request_cls = load_request_schema(ALTER_PARTITION, ALTER_PARTITION_VERSION)
+        module = __import__(request_cls.__module__, fromlist=["TopicData", "PartitionData"])
+        by_topic: dict[str, list[Any]] = {}
+        for (_name, topic_id, partition), (leader_epoch, isr, partition_epoch) in ready.items():
+            by_topic.setdefault(topic_id, []).append(
+                build(module.PartitionData, partition_index=partition, leader_epoch=leader_epoch, new_isr=isr,
+                      leader_recovery_state=0, partition_epoch=partition_epoch)
+            )  # fmt: skip
+        body = build(
+            request_cls,
+            broker_id=self.broker_id,
+            broker_epoch=self.broker_epoch(),
+            topics=tuple(
+                build(module.TopicData, topic_id=uuid.UUID(bytes=_b64(tid)), partitions=tuple(parts))
+                for tid, parts in by_topic.items()
+            ),
+        )
+        response = client.request(ALTER_PARTITION, ALTER_PARTITION_VERSION, body)
+        self.requests_sent += 1
+        if int(response.error_code) != 0:
+            log.info("broker %d: AlterPartition refused with error %d", self.broker_id, int(response.error_code))
+            if int(response.error_code) == 41:  # NOT_CONTROLLER: find the controller again next time
+                self._drop_client()
+            return 0
+        accepted = sum(1 for t in response.topics for p in t.partitions if int(p.error_code) == 0)
+        return accepted
+
+    def _controller_client(self, snapshot: Any) -> KafkaClient | None:
+        controller = snapshot.controller_id
+        broker = snapshot.brokers.get(controller)
+        if broker is None:
+            return None
+        if self._client is not None and self._client_for == controller:
+            return self._client
+        self._drop_client()
+        endpoint = broker.registration.endpoint(self.listener)
+        if endpoint is None:
+            return None
+        self._client = KafkaClient(endpoint.host, endpoint.port, client_id=f"broker-{self.broker_id}-alter-partition")
+        self._client_for = controller
+        return self._client
+
+    def _drop_client(self) -> None:
+        if self._client is not None:
+            self._client.close()
+        self._client, self._client_for = None, None
+
+
+def _b64(text: str) -> bytes:
+    import base64
+
+    return base64.urlsafe_b64decode(text + "==")

@@ -1,0 +1,45 @@
+"""A stack started the README's way (ZooKeeper + three node processes), shared by a module's tests."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from kazoo.client import KazooClient
+
+from controller.stack import Stack
+from tests.integration.cluster import wait_for
+from tests.stackutil import controller_id
+
+
+@dataclass
+class RunningStack:
+    stack: Stack
+    bootstrap: str
+    zk: KazooClient
+
+    @property
+    def brokers(self) -> list[str]:
+        return self.bootstrap.split(",")
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningStack]:
+    s = Stack(nodes=3, data_dir=Path(tmp_path_factory.mktemp("stack")))
+    s.start()
+    zk = KazooClient(hosts=s.zookeeper)
+    try:
+        zk.start(timeout=20)
+        wait_for(lambda: controller_id(zk) is not None, 60, "a controller")
+        bootstrap = ",".join(f"127.0.0.1:{n.port}" for n in s.nodes)
+        yield RunningStack(s, bootstrap, zk)
+    finally:
+        with contextlib.suppress(Exception):
+            zk.stop()
+            zk.close()
+        s.stop()
+        logs = [(n.log_path.read_text(errors="replace")) for n in s.nodes]
+        assert not any("BK-UNEXPECTED" in text for text in logs), "a node logged an unexpected error"
