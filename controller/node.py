@@ -20,12 +20,16 @@ from controller.metrics import NodeMetrics
 from controller.multiread import supports_multi_read
 from controller.registration import Registrar, ensure_persistent_paths, get_or_create_cluster_id
 from controller.replicas import CatchUp, ReplicaManager
+from controller.wire import controlled_shutdown
 from controller.wire.apis import SUPPORTED, Apis, NodeView
+from controller.wire.client import ClientError, KafkaClient
 from controller.wire.runtime import WireRuntime
 from controller.wire.server import DEFAULT_MAX_FRAME
 from controller.zksession import ZkSession
 from zkmodel import ibp
+from zkmodel.admin import TopicPartition
 from zkmodel.brokers import BrokerRegistration, EndPoint
+from zkmodel.errorcodes import KafkaApiError
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +135,10 @@ class Node:
             default_partitions=self.config.num_partitions,
             default_replication_factor=self.config.default_replication_factor,
         )
-        self.wire = WireRuntime(Apis(view).handlers(), SUPPORTED, max_frame=DEFAULT_MAX_FRAME)
+        apis = Apis(view)
+        self.wire = WireRuntime(
+            apis.handlers(), SUPPORTED, max_frame=DEFAULT_MAX_FRAME, raw_handlers=apis.raw_handlers()
+        )
         bound = {e.listener: e for e in self.wire.start(self.config.listeners)}
         self.endpoints = tuple(
             EndPoint(e.listener, e.host, bound[e.listener].port, e.security_protocol)
@@ -145,10 +152,60 @@ class Node:
         RegisterBrokerAndReelect)."""
         self.registrar.register(self.registration())
 
+    def controlled_shutdown(self) -> list[str]:
+        """Kafka's controlled shutdown: ask the controller to move leadership off this broker (and out of
+        ISRs) before it deregisters, retrying as ``controlled.shutdown.max.retries`` says. Returns the
+        partitions it still leads (single-replica ones cannot move)."""
+        if not (self.config.is_broker and self.config.controlled_shutdown_enable) or self.cache is None:
+            return []
+        remaining: list[str] = ["?"]
+        for attempt in range(self.config.controlled_shutdown_max_retries + 1):
+            snapshot = self.cache.snapshot()
+            controller_id = snapshot.controller_id
+            try:
+                if controller_id == self.config.broker_id and self.controller is not None:
+                    error, left = self.controller.controlled_shutdown(
+                        self.config.broker_id, self.registrar.broker_epoch
+                    )
+                    code, parts = error.code, left
+                else:
+                    broker = snapshot.brokers.get(controller_id)
+                    endpoint = broker.registration.endpoint(self.config.inter_broker_listener_name) if broker else None
+                    if endpoint is None:
+                        raise ClientError("no controller to ask")
+                    code, parts = self._request_controlled_shutdown(endpoint.host, endpoint.port)
+            except (ClientError, KafkaApiError, controlled_shutdown.ShutdownCodecError) as exc:
+                log.info("controlled shutdown attempt %d failed: %s", attempt + 1, exc)
+                code, parts = -1, []
+            remaining = [str(tp) for tp in parts]
+            if code == 0 and not parts:
+                log.info("controlled shutdown of broker %d succeeded", self.config.broker_id)
+                return []
+            if code == 0:
+                log.info("controlled shutdown: broker %d still leads %s", self.config.broker_id, remaining)
+            if attempt < self.config.controlled_shutdown_max_retries:
+                time.sleep(min(self.config.controlled_shutdown_retry_backoff_ms / 1000, 1.0))
+        return remaining
+
+    def _request_controlled_shutdown(self, host: str, port: int) -> tuple[int, list[TopicPartition]]:
+        client_id = f"broker-{self.config.broker_id}"
+        broker_id, epoch = self.config.broker_id, self.registrar.broker_epoch
+        client = KafkaClient(host, port, client_id=client_id)
+        try:
+            reply = client.raw_request(lambda c: controlled_shutdown.encode_request(c, client_id, broker_id, epoch))
+        finally:
+            client.close()
+        _, code, parts = controlled_shutdown.decode_response(reply)
+        return code, parts
+
     def stop(self) -> None:
         if self._stopped.is_set():
             return
         self._stopped.set()
+        try:
+            self.controlled_shutdown()
+        except Exception:
+            log.exception("BK-UNEXPECTED controlled shutdown of broker %d failed", self.config.broker_id)
         if self.replicas is not None:
             self.replicas.stop()
         if self.wire is not None:

@@ -19,6 +19,7 @@ from kio.schema.errors import ErrorCode
 
 from controller.controller import Controller, NewTopic
 from controller.leadership import IsrUpdate
+from controller.wire import controlled_shutdown
 from controller.wire.codec import Request, build, entity
 from controller.wire.server import Connection, Handler
 from zkmodel import errorcodes as E
@@ -42,6 +43,7 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     45: (0, 1),  # AlterPartitionReassignments (v1: KIP-860 allowReplicationFactorChange)
     46: (0, 0),  # ListPartitionReassignments
     56: (2, 3),  # AlterPartition (broker -> controller; topic ids, so IBP >= 2.8-IV0)
+    7: (3, 3),  # ControlledShutdown (broker -> controller), hand-coded
 }
 
 
@@ -225,6 +227,24 @@ class Apis:
             brokers=brokers,
             cluster_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
         )
+
+    def raw_handlers(self) -> dict[int, Any]:
+        return {controlled_shutdown.API_KEY: self.controlled_shutdown}
+
+    async def controlled_shutdown(self, frame: bytes, _conn: Connection) -> bytes | None:
+        """Move leadership off a stopping broker and drop it from ISRs; answer what it still leads."""
+        try:
+            correlation, broker_id, broker_epoch = controlled_shutdown.decode_request(frame)
+        except controlled_shutdown.ShutdownCodecError:
+            return None
+        outcome, top, _message = await _controller_call(
+            self._active_controller(), lambda c: c.controlled_shutdown(broker_id, broker_epoch)
+        )
+        if outcome is not None:
+            top, remaining = outcome
+        else:
+            remaining = []
+        return controlled_shutdown.encode_response(correlation, top.code, remaining)
 
     # -- controller APIs ------------------------------------------------------------------------------------
     def _active_controller(self) -> Controller | None:

@@ -44,6 +44,21 @@ class KafkaClient:
                         raise ClientError(f"{self.host}:{self.port}: {exc!r}") from exc
             raise AssertionError("unreachable")
 
+    def raw_request(self, encode: Any) -> bytes:
+        """For APIs kio has no schema for: ``encode(correlation_id)`` builds the frame; returns the raw reply."""
+        with self._lock:
+            try:
+                if self._sock is None:
+                    self._sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
+                self._correlation += 1
+                payload = encode(self._correlation)
+                self._sock.sendall(struct.pack(">i", len(payload)) + payload)
+                size = struct.unpack(">i", self._recv(4))[0]
+                return self._recv(size)
+            except (OSError, struct.error) as exc:
+                self.close()
+                raise ClientError(f"{self.host}:{self.port}: {exc!r}") from exc
+
     def _exchange(self, api_key: int, version: int, body: Any) -> Any:
         if self._sock is None:
             self._sock = socket.create_connection((self.host, self.port), timeout=self.timeout)

@@ -11,12 +11,20 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import Future
 
-from controller.wire.server import Handler, KafkaServer
+from controller.wire.server import Handler, KafkaServer, RawHandler
 from zkmodel.brokers import EndPoint
 
 
 class WireRuntime:
-    def __init__(self, handlers: dict[int, Handler], supported: dict[int, tuple[int, int]], *, max_frame: int) -> None:
+    def __init__(
+        self,
+        handlers: dict[int, Handler],
+        supported: dict[int, tuple[int, int]],
+        *,
+        max_frame: int,
+        raw_handlers: dict[int, RawHandler] | None = None,
+    ) -> None:
+        self.raw_handlers = raw_handlers or {}
         self.handlers = handlers
         self.supported = supported
         self.max_frame = max_frame
@@ -31,7 +39,7 @@ class WireRuntime:
         for endpoint in endpoints:
             server = KafkaServer(
                 endpoint.listener, endpoint.host or "0.0.0.0", endpoint.port, self.handlers, self.supported,
-                max_frame=self.max_frame,
+                max_frame=self.max_frame, raw_handlers=self.raw_handlers,
             )  # fmt: skip
             port = self._run(server.start())
             self.servers.append(server)

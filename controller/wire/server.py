@@ -38,6 +38,8 @@ class Connection:
 
 
 Handler = Callable[[Request, Connection], Awaitable[Any]]
+#: Handlers for APIs kio has no schema for: they get the raw frame and return the raw response.
+RawHandler = Callable[[bytes, Connection], Awaitable[bytes | None]]
 
 
 class KafkaServer:
@@ -52,7 +54,9 @@ class KafkaServer:
         supported: dict[int, tuple[int, int]],
         *,
         max_frame: int = DEFAULT_MAX_FRAME,
+        raw_handlers: dict[int, RawHandler] | None = None,
     ) -> None:
+        self.raw_handlers = raw_handlers or {}
         self.listener = listener
         self.host = host
         self.port = port
@@ -109,6 +113,12 @@ class KafkaServer:
                 await writer.wait_closed()
 
     async def _handle(self, frame: bytes, conn: Connection) -> bytes | None:
+        if len(frame) >= 2 and int.from_bytes(frame[:2], "big", signed=True) in self.raw_handlers:
+            try:
+                return await self.raw_handlers[int.from_bytes(frame[:2], "big", signed=True)](frame, conn)
+            except Exception:
+                log.exception("%s handling a raw API request", UNEXPECTED)
+                return None
         try:
             request = parse_request(frame, self.supported)
         except UnsupportedApi as exc:

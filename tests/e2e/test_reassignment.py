@@ -78,10 +78,17 @@ def test_stopped_broker_leaves_and_restarted_broker_rejoins_the_isr(tmp_path: Pa
             return [PartitionState.decode("s", zk.get(paths.partition_state("isr", p))[0]) for p in range(6)]
 
         victim = next(n for n in stack.nodes if n.broker_id != _controller(zk))
-        stack.stop_node(victim)  # graceful stop
+        led = [p for p, s in enumerate(states()) if s.leader == victim.broker_id]
+        assert led, "the victim leads some partitions"
+        stack.stop_node(victim)  # graceful stop: a controlled shutdown first
         wait_for(lambda: all(victim.broker_id not in s.isr and s.leader != victim.broker_id for s in states()), 60,
                  "leaders and ISRs without the stopped broker")  # fmt: skip
         assert all(s.leader >= 0 for s in states())  # nobody is left without a leader
+        # Controlled, not crashed: leadership moved in writes made *before* its registration was deleted.
+        deregistered = zk.exists(paths.BROKER_IDS).pzxid
+        for p in led:
+            assert zk.exists(paths.partition_state("isr", p)).mzxid < deregistered
+        assert "controlled shutdown of broker" in victim.log_path.read_text()
 
         stack.restart_node(victim)
         wait_for(lambda: all(victim.broker_id in s.isr for s in states()), 60, "the restarted broker back in every ISR")

@@ -1,0 +1,199 @@
+"""DescribeAcls (29), CreateAcls (30) and DeleteAcls (31), answered as a broker configured with Kafka's
+ZooKeeper AclAuthorizer does (AclApis.scala), over the ACL store in :mod:`controller.acl_store`.
+
+Validation follows Kafka: UNKNOWN enum values (Kafka's ``fromCode`` maps every unrecognised code to
+UNKNOWN) are refused with INVALID_REQUEST: per creation for CreateAcls, top-level for DescribeAcls, and on
+every filter for DeleteAcls (where Kafka refuses the whole request). ANY/MATCH are only valid in filters.
+Who may call these APIs (cluster ALTER/DESCRIBE) is not checked here yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import logging
+from enum import Enum
+from typing import Any, TypeVar
+
+from kio.schema.errors import ErrorCode
+
+from controller import acl_store
+from controller.acl_store import AclBinding, AclBindingFilter, FilterPattern
+from controller.wire.codec import Request, build, entity
+from controller.wire.server import Connection
+from controller.zksession import ZkSession
+from zkmodel import errorcodes as E
+from zkmodel.acls import AclEntry, AclOperation, PatternType, PermissionType, ResourcePattern, ResourceType
+from zkmodel.errorcodes import KafkaError
+
+log = logging.getLogger(__name__)
+
+ZERO = datetime.timedelta(0)
+#: Kafka's wire code for ANY in ResourceType, PatternType, AclOperation and AclPermissionType.
+ANY_CODE = 1
+MATCH_CODE = 2
+
+E_ = TypeVar("E_", bound=Enum)
+
+
+class _Unknown(Exception):
+    pass
+
+
+def _decode(enum_cls: type[E_], value: int, *, any_ok: bool) -> E_ | None:
+    """The member with Kafka code ``value``; None for ANY (if ``any_ok``). Raises _Unknown otherwise."""
+    if value == ANY_CODE and any_ok:
+        return None
+    try:
+        return enum_cls(int(value))
+    except ValueError:
+        raise _Unknown(enum_cls) from None
+
+
+def _code(error: KafkaError) -> ErrorCode:
+    return ErrorCode(error.code)
+
+
+def parse_creation(c: Any) -> AclBinding | str:
+    """A CreateAcls creation as a binding, or why Kafka refuses it (checked in Kafka's order: UNKNOWN
+    elements, then the ResourcePattern and AccessControlEntry constructors, then AclApis/AclAuthorizer)."""
+    pattern_code = int(c.resource_pattern_type)
+    try:
+        resource_type = _decode(ResourceType, c.resource_type, any_ok=True)
+        pattern_type = (
+            None if pattern_code in (ANY_CODE, MATCH_CODE) else _decode(PatternType, pattern_code, any_ok=False)
+        )
+        operation = _decode(AclOperation, c.operation, any_ok=True)
+        permission = _decode(PermissionType, c.permission_type, any_ok=True)
+    except _Unknown:
+        return "Failed to create ACL: ACL binding contains unknown elements"
+    if resource_type is None:
+        return "resourceType must not be ANY"
+    if pattern_type is None:
+        return f"patternType must not be {'ANY' if pattern_code == ANY_CODE else 'MATCH'}"
+    if operation is None:
+        return "operation must not be ANY"
+    if permission is None:
+        return "permissionType must not be ANY"
+    binding = AclBinding(
+        ResourcePattern(resource_type, c.resource_name, pattern_type),
+        AclEntry(c.principal, permission, c.host, operation),
+    )
+    return acl_store.validate_binding(binding) or binding
+
+
+def parse_filter(f: Any) -> AclBindingFilter | None:
+    """A DescribeAcls request or DeleteAcls filter as a binding filter; None if it has UNKNOWN elements."""
+    pattern_code = int(f.pattern_type_filter)
+    try:
+        pattern_type: PatternType | FilterPattern | None
+        if pattern_code in (ANY_CODE, MATCH_CODE):
+            pattern_type = FilterPattern(pattern_code)
+        else:
+            pattern_type = _decode(PatternType, pattern_code, any_ok=False)
+        assert pattern_type is not None
+        return AclBindingFilter(
+            resource_type=_decode(ResourceType, f.resource_type_filter, any_ok=True),
+            name=f.resource_name_filter,
+            pattern_type=pattern_type,
+            principal=f.principal_filter,
+            host=f.host_filter,
+            operation=_decode(AclOperation, f.operation, any_ok=True),
+            permission_type=_decode(PermissionType, f.permission_type, any_ok=True),
+        )
+    except _Unknown:
+        return None
+
+
+def _sort_key(pattern: ResourcePattern) -> tuple[int, int, str]:
+    return pattern.resource_type.value, pattern.pattern_type.value, pattern.name
+
+
+class AclApis:
+    def __init__(self, session: ZkSession) -> None:
+        self.session = session
+
+    async def describe_acls(self, req: Request, _conn: Connection) -> Any:
+        body = req.body
+        response_cls = req.schema.DescribeAclsResponse
+        f = parse_filter(body)
+        if f is None:
+            return build(response_cls, throttle_time=ZERO, error_code=_code(E.INVALID_REQUEST),
+                         error_message="DescribeAclsRequest contains UNKNOWN elements", resources=())  # fmt: skip
+        try:
+            acls = await asyncio.to_thread(acl_store.list_acls, self.session)
+        except Exception as exc:
+            log.warning("DescribeAcls: cannot read ACLs: %r", exc)
+            return build(response_cls, throttle_time=ZERO, error_code=_code(E.UNKNOWN_SERVER_ERROR),
+                         error_message=None, resources=())  # fmt: skip
+        resource_cls, acl_cls = entity(req, "DescribeAclsResource"), entity(req, "AclDescription")
+        resources = tuple(
+            build(
+                resource_cls,
+                resource_type=pattern.resource_type.value,
+                resource_name=pattern.name,
+                pattern_type=pattern.pattern_type.value,
+                acls=tuple(
+                    build(
+                        acl_cls,
+                        principal=e.principal,
+                        host=e.host,
+                        operation=e.operation.value,
+                        permission_type=e.permission_type.value,
+                    )
+                    for e in entries
+                ),
+            )
+            for pattern, entries in sorted(acl_store.filter_acls(acls, f).items(), key=lambda kv: _sort_key(kv[0]))
+        )
+        return build(response_cls, throttle_time=ZERO, error_code=ErrorCode.none, error_message=None,
+                     resources=resources)  # fmt: skip
+
+    async def create_acls(self, req: Request, _conn: Connection) -> Any:
+        parsed = [parse_creation(c) for c in req.body.creations]
+        valid = [p for p in parsed if isinstance(p, AclBinding)]
+        results: list[tuple[KafkaError, str | None]] = []
+        if valid:
+            results = await asyncio.to_thread(acl_store.create_acls, self.session, valid)
+        stored = iter(results)
+        result_cls = entity(req, "AclCreationResult")
+        out = []
+        for p in parsed:
+            error, message = (E.INVALID_REQUEST, p) if isinstance(p, str) else next(stored)
+            out.append(build(result_cls, error_code=_code(error), error_message=message))
+        return build(req.schema.CreateAclsResponse, throttle_time=ZERO, results=tuple(out))
+
+    async def delete_acls(self, req: Request, _conn: Connection) -> Any:
+        filters = [parse_filter(f) for f in req.body.filters]
+        result_cls, acl_cls = entity(req, "DeleteAclsFilterResult"), entity(req, "DeleteAclsMatchingAcl")
+        response_cls = req.schema.DeleteAclsResponse
+        if any(f is None for f in filters):  # Kafka refuses the whole request
+            bad = build(result_cls, error_code=_code(E.INVALID_REQUEST),
+                        error_message="Filters contain UNKNOWN elements", matching_acls=())  # fmt: skip
+            return build(response_cls, throttle_time=ZERO, filter_results=tuple(bad for _ in filters))
+        good = [f for f in filters if f is not None]
+        try:
+            deleted = await asyncio.to_thread(acl_store.delete_acls, self.session, good) if good else []
+        except Exception as exc:
+            log.warning("DeleteAcls: cannot read ACLs: %r", exc)
+            failed = build(result_cls, error_code=_code(E.UNKNOWN_SERVER_ERROR), error_message=None, matching_acls=())
+            return build(response_cls, throttle_time=ZERO, filter_results=tuple(failed for _ in good))
+        out = []
+        for bindings in deleted:
+            matching = tuple(
+                build(
+                    acl_cls,
+                    error_code=_code(d.error),
+                    error_message=d.message,
+                    resource_type=d.binding.pattern.resource_type.value,
+                    resource_name=d.binding.pattern.name,
+                    pattern_type=d.binding.pattern.pattern_type.value,
+                    principal=d.binding.entry.principal,
+                    host=d.binding.entry.host,
+                    operation=d.binding.entry.operation.value,
+                    permission_type=d.binding.entry.permission_type.value,
+                )
+                for d in bindings
+            )
+            out.append(build(result_cls, error_code=ErrorCode.none, error_message=None, matching_acls=matching))
+        return build(response_cls, throttle_time=ZERO, filter_results=tuple(out))

@@ -1,0 +1,395 @@
+"""DescribeConfigs (32), AlterConfigs (33) and IncrementalAlterConfigs (44) for topics and brokers.
+
+Modelled on Kafka 3.9's ZooKeeper-mode broker: ConfigHelper.describeConfigs, ConfigAdminManager.preprocess
+and ZkAdminManager.alterConfigs/incrementalAlterConfigs, writing through AdminZkClient.changeEntityConfig.
+Any node serves these (in ZK mode every broker writes entity configs itself); the write is one ZooKeeper
+multi ``[check(/controller, zkVersion), setData|create /config/<type>/<name>, create config_change_ (seq)]``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import orjson
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
+
+from controller.wire.apis import NodeView, code
+from controller.wire.codec import Request, build, entity
+from controller.wire.server import Connection, Handler
+from controller.zkops import Check, Create, Op, SetData, build_transaction
+from controller.zksession import ZkSession
+from zkmodel import errorcodes as E
+from zkmodel import paths, topic_names
+from zkmodel.configs import BROKERS, DEFAULT_ENTITY, TOPICS, ConfigChangeNotification, EntityConfig, entity_path
+from zkmodel.errorcodes import KafkaError
+from zkmodel.topic_configs import (
+    BROKER_CONFIGS,
+    TOPIC_CONFIG_DEFS,
+    TOPIC_CONFIGS,
+    ConfigDef,
+    ConfigSource,
+    ConfigType,
+    ConfigValueError,
+    InvalidConfigurationError,
+    TopicConfigError,
+    validate_broker_configs,
+    validate_topic_configs,
+)
+
+ZERO = datetime.timedelta(0)
+TOPIC, BROKER = 2, 4
+#: ConfigResource.Type in Kafka 3.9 (for messages).
+RESOURCE_TYPE_NAMES = {0: "UNKNOWN", 2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRICS"}
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+#: How often a read-modify-write is retried when the config znode or /controller changed underneath it.
+WRITE_ATTEMPTS = 5
+
+Outcome = tuple[KafkaError, str | None]
+OK: Outcome = (E.NONE, None)
+Synonym = tuple[str, str | None, int]
+#: (name, value, source, read_only, config type, synonyms)
+Entry = tuple[str, str | None, int, bool, int, list[Synonym]]
+
+
+class ApiFailure(Exception):
+    def __init__(self, error: KafkaError, message: str | None) -> None:
+        super().__init__(message)
+        self.error = error
+        self.message = message
+
+
+def _type_name(resource_type: int) -> str:
+    return RESOURCE_TYPE_NAMES.get(resource_type, "UNKNOWN")
+
+
+def _resource_text(resource_type: int, name: str) -> str:
+    """Java's ConfigResource.toString."""
+    return f"ConfigResource(type={_type_name(resource_type)}, name='{name}')"
+
+
+def _java_split(text: str) -> list[str]:
+    """Java's ``String.split(",")``: trailing empty strings are dropped (but "" stays [""])."""
+    parts = text.split(",")
+    while len(parts) > 1 and parts[-1] == "":
+        parts.pop()
+    if parts and all(p == "" for p in parts) and text:
+        return []
+    return parts
+
+
+class ConfigApis:
+    def __init__(self, node: NodeView, session: ZkSession) -> None:
+        self.node = node
+        self.session = session
+
+    def handlers(self) -> dict[int, Handler]:
+        return {32: self.describe_configs, 33: self.alter_configs, 44: self.incremental_alter_configs}
+
+    # -- ZooKeeper access (blocking; called through asyncio.to_thread) ----------------------------------------
+    def _read(self, entity_type: str, name: str) -> tuple[dict[str, str], int | None]:
+        """The entity's overrides and the znode's version (None when there is no znode)."""
+        path = paths.entity_config(entity_type, name)
+        found = self.session.get(path)
+        if found is None:
+            return {}, None
+        data, stat = found
+        return dict(EntityConfig.decode(path, data).config), stat.version
+
+    def _write(self, entity_type: str, name: str, config: Mapping[str, str], version: int | None) -> bool:
+        """One multi; False when the config znode or /controller moved on (the caller re-reads and retries)."""
+        what = f"{entity_type} {name}"
+        found = self.session.get(paths.CONTROLLER)
+        # Kafka (KafkaZkClient.setOrCreateEntityConfigs) throws ControllerMovedException here, and
+        # ApiError.fromThrowable maps that to STALE_CONTROLLER_EPOCH (11), not NOT_CONTROLLER.
+        if found is None:
+            raise ApiFailure(
+                E.STALE_CONTROLLER_EPOCH, f"Cannot set entity configs for {what} when there is no controller."
+            )
+        data, controller_stat = found
+        try:
+            kraft_epoch = int(orjson.loads(data or b"{}").get("kraftControllerEpoch", -1))
+        except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError):
+            kraft_epoch = -1
+        if kraft_epoch > 0:
+            raise ApiFailure(
+                E.STALE_CONTROLLER_EPOCH,
+                f"Cannot set entity configs for {what} directly when there is a KRaft controller.",
+            )
+        path = paths.entity_config(entity_type, name)
+        payload = EntityConfig(dict(config)).encode()
+        if version is None:
+            self.session.ensure_persistent([path.rsplit("/", 1)[0]])
+        ops: list[Op] = [
+            Check(paths.CONTROLLER, controller_stat.version),
+            Create(path, payload) if version is None else SetData(path, payload, version),
+            Create(
+                f"{paths.CONFIG_CHANGES}/{paths.CONFIG_CHANGE_PREFIX}",
+                ConfigChangeNotification(entity_path(entity_type, name)).encode(),
+                sequential=True,
+            ),
+        ]
+        results = self.session.call(
+            lambda: build_transaction(self.session.client, ops).commit_async(), what=f"alter configs of {what}"
+        )
+        failures = [r for r in results if isinstance(r, Exception) and not isinstance(r, RolledBackError)]
+        if not failures:
+            return True
+        failure = failures[0]
+        if isinstance(failure, BadVersionError | NoNodeError | NodeExistsError) and results[2] is not failure:
+            return False  # /controller changed, or someone else wrote the config first: re-read and retry
+        raise failure
+
+    def _alter(
+        self,
+        entity_type: str,
+        name: str,
+        compute: Callable[[dict[str, str]], dict[str, str]],
+        validate_only: bool,
+    ) -> None:
+        for _ in range(WRITE_ATTEMPTS):
+            current, version = self._read(entity_type, name)
+            new = compute(current)
+            if validate_only or self._write(entity_type, name, new, version):
+                return
+        # Kafka 3.9 would answer UNKNOWN_SERVER_ERROR for a failed /controller check; we retry a few times
+        # (a changed controller is harmless here) and then report it like a missing controller.
+        raise ApiFailure(
+            E.STALE_CONTROLLER_EPOCH, f"Cannot set entity configs for {entity_type} {name}: concurrent updates."
+        )
+
+    # -- DescribeConfigs ------------------------------------------------------------------------------------------
+    async def describe_configs(self, req: Request, _conn: Connection) -> Any:
+        body = req.body
+        include_synonyms = bool(getattr(body, "include_synonyms", False))
+        result_cls = entity(req, "DescribeConfigsResult")
+        results = []
+        for resource in body.resources:
+            rtype, rname = int(resource.resource_type), resource.resource_name
+            keys = resource.configuration_keys
+            try:
+                entries = await asyncio.to_thread(self._describe, rtype, rname)
+                wanted = [e for e in entries if not keys or e[0] in keys]
+                configs = tuple(self._entry(req, e, include_synonyms) for e in wanted)
+                error: Outcome = OK
+            except ApiFailure as exc:
+                configs, error = (), (exc.error, exc.message)
+            results.append(
+                build(result_cls, error_code=code(error[0]), error_message=error[1], resource_type=rtype,
+                      resource_name=rname, configs=configs)
+            )  # fmt: skip
+        return build(req.schema.DescribeConfigsResponse, throttle_time=ZERO, results=tuple(results))
+
+    def _entry(self, req: Request, e: Entry, include_synonyms: bool) -> Any:
+        name, value, source, read_only, kind, synonyms = e
+        syn_cls, entry_cls = entity(req, "DescribeConfigsSynonym"), entity(req, "DescribeConfigsResourceResult")
+        return build(
+            entry_cls,
+            name=name,
+            value=value,
+            read_only=read_only,
+            config_source=source,
+            is_sensitive=False,
+            synonyms=tuple(build(syn_cls, name=n, value=v, source=s) for n, v, s in synonyms)
+            if include_synonyms
+            else (),
+            config_type=kind,
+            documentation=None,
+        )
+
+    def _describe(self, rtype: int, rname: str) -> list[Entry]:
+        if rtype == TOPIC:
+            try:
+                topic_names.validate(rname)
+            except topic_names.InvalidTopicName as exc:
+                raise ApiFailure(E.INVALID_TOPIC_EXCEPTION, exc.message) from None
+            if rname not in self.node.cache.snapshot().topics:
+                raise ApiFailure(E.UNKNOWN_TOPIC_OR_PARTITION, None)
+            overrides, _v = self._read(TOPICS, rname)
+            return [self._topic_entry(d, overrides) for d in TOPIC_CONFIG_DEFS]
+        if rtype == BROKER:
+            if not rname:
+                defaults, _v = self._read(BROKERS, DEFAULT_ENTITY)
+                src = ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
+                return [self._broker_entry(n, v, [(n, v, src)]) for n, v in sorted(defaults.items())]
+            self._check_broker_id(rname, describe=True)
+            per_broker, _v = self._read(BROKERS, rname)
+            defaults, _v = self._read(BROKERS, DEFAULT_ENTITY)
+            out = []
+            for n in sorted({*BROKER_CONFIGS, *per_broker, *defaults}):
+                synonyms: list[Synonym] = []
+                if n in per_broker:
+                    synonyms.append((n, per_broker[n], ConfigSource.DYNAMIC_BROKER_CONFIG))
+                if n in defaults:
+                    synonyms.append((n, defaults[n], ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))
+                if n in BROKER_CONFIGS:
+                    synonyms.append((n, BROKER_CONFIGS[n].default, ConfigSource.DEFAULT_CONFIG))
+                out.append(self._broker_entry(n, synonyms[0][1], synonyms))
+            return out
+        raise ApiFailure(E.INVALID_REQUEST, f"Unsupported resource type: {_type_name(rtype)}")
+
+    @staticmethod
+    def _topic_entry(d: ConfigDef, overrides: Mapping[str, str]) -> Entry:
+        synonyms: list[Synonym] = []
+        if d.name in overrides:
+            try:
+                value = d.normalize(overrides[d.name])
+            except TopicConfigError:
+                value = overrides[d.name]
+            synonyms.append((d.name, value, ConfigSource.TOPIC_CONFIG))
+        if d.default_synonym is not None:
+            synonyms.append((*d.default_synonym, ConfigSource.DEFAULT_CONFIG))
+        # Without a synonym the value is LogConfig's own default (source DEFAULT_CONFIG as well).
+        reported = synonyms[0][1] if synonyms and synonyms[0][2] == ConfigSource.TOPIC_CONFIG else d.default
+        source = synonyms[0][2] if synonyms else ConfigSource.DEFAULT_CONFIG
+        return (d.name, reported, int(source), False, int(d.type), synonyms)
+
+    @staticmethod
+    def _broker_entry(name: str, value: str | None, synonyms: list[Synonym]) -> Entry:
+        known = BROKER_CONFIGS.get(name)
+        kind = int(known.type) if known else int(ConfigType.UNKNOWN)
+        return (name, value, int(synonyms[0][2]), known is None, kind, synonyms)
+
+    def _check_broker_id(self, name: str, *, describe: bool = False) -> None:
+        try:
+            broker_id = int(name)
+        except ValueError:
+            prefix = "Broker" if describe else "Node"
+            raise ApiFailure(E.INVALID_REQUEST, f"{prefix} id must be an integer, but it is: {name}") from None
+        if broker_id != self.node.broker_id:
+            expected = f"{self.node.broker_id} or empty string" if describe else f"{self.node.broker_id}"
+            raise ApiFailure(E.INVALID_REQUEST, f"Unexpected broker id, expected {expected}, but received {name}")
+
+    # -- AlterConfigs / IncrementalAlterConfigs ---------------------------------------------------------------
+    async def alter_configs(self, req: Request, _conn: Connection) -> Any:
+        return await self._alter_request(req, incremental=False)
+
+    async def incremental_alter_configs(self, req: Request, _conn: Connection) -> Any:
+        return await self._alter_request(req, incremental=True)
+
+    async def _alter_request(self, req: Request, *, incremental: bool) -> Any:
+        body = req.body
+        validate_only = bool(body.validate_only)
+        resources = list(body.resources)
+        ids = [(int(r.resource_type), r.resource_name) for r in resources]
+        out = []
+        for resource, rid in zip(resources, ids, strict=True):
+            if ids.count(rid) > 1:
+                outcome: Outcome = (E.INVALID_REQUEST, "Each resource must appear at most once.")
+            else:
+                ops = [
+                    (c.name, int(getattr(c, "config_operation", SET)), c.value) for c in resource.configs
+                ]  # (name, op, value)
+                try:
+                    await asyncio.to_thread(self._alter_resource, rid[0], rid[1], ops, incremental, validate_only)
+                    outcome = OK
+                except ApiFailure as exc:
+                    outcome = (exc.error, exc.message)
+            out.append(
+                build(entity(req, "AlterConfigsResourceResponse"), error_code=code(outcome[0]),
+                      error_message=outcome[1], resource_type=rid[0], resource_name=rid[1])
+            )  # fmt: skip
+        schema_name = "IncrementalAlterConfigsResponse" if incremental else "AlterConfigsResponse"
+        return build(getattr(req.schema, schema_name), throttle_time=ZERO, responses=tuple(out))
+
+    def _alter_resource(
+        self, rtype: int, rname: str, ops: Sequence[tuple[str, int, str | None]], incremental: bool, validate_only: bool
+    ) -> None:
+        # ConfigAdminManager.preprocess
+        names = [n for n, _o, _v in ops]
+        if len(set(names)) != len(names):
+            raise ApiFailure(E.INVALID_REQUEST, "Error due to duplicate config keys")
+        nulls = [n for n, o, v in ops if v is None and not (incremental and o == DELETE)]
+        if nulls:
+            raise ApiFailure(E.INVALID_REQUEST, "Null value not supported for : " + ", ".join(nulls))
+        for _n, o, _v in ops:
+            if o not in (SET, DELETE, APPEND, SUBTRACT):
+                raise ApiFailure(E.INVALID_REQUEST, f"Unknown operations type {o}")
+        if rtype == BROKER:
+            if rname:
+                self._check_broker_id(rname)
+            self._alter_broker(rname, ops, incremental, validate_only)
+        elif rtype == TOPIC:
+            self._alter_topic(rname, ops, incremental, validate_only)
+        else:
+            raise ApiFailure(E.INVALID_REQUEST, f"Unknown resource type {rtype}")
+
+    def _alter_topic(
+        self, name: str, ops: Sequence[tuple[str, int, str | None]], incremental: bool, validate_only: bool
+    ) -> None:
+        if not name:
+            raise ApiFailure(E.INVALID_REQUEST, "Default topic resources are not allowed.")
+        resource = _resource_text(TOPIC, name)
+
+        def compute(current: dict[str, str]) -> dict[str, str]:
+            new = _apply(current, ops, TOPIC_CONFIGS, "topic config") if incremental else _replace(ops)
+            if name not in self.node.cache.snapshot().topics:
+                raise ApiFailure(E.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+            try:
+                # ZkAdminManager passes an empty map as the existing configs.
+                validate_topic_configs(new)
+            except ConfigValueError as exc:
+                raise ApiFailure(
+                    E.INVALID_CONFIG, f"Invalid config value for resource {resource}: {exc.message}"
+                ) from None
+            except InvalidConfigurationError as exc:
+                raise ApiFailure(E.INVALID_CONFIG, exc.message) from None
+            return new
+
+        self._alter(TOPICS, name, compute, validate_only)
+
+    def _alter_broker(
+        self, name: str, ops: Sequence[tuple[str, int, str | None]], incremental: bool, validate_only: bool
+    ) -> None:
+        def compute(current: dict[str, str]) -> dict[str, str]:
+            # DynamicBrokerConfig.fromPersistentProps drops what cannot be dynamic before applying the ops.
+            known = {k: v for k, v in current.items() if k in BROKER_CONFIGS}
+            new = _apply(known, ops, BROKER_CONFIGS, "config") if incremental else _replace(ops)
+            try:
+                validate_broker_configs(new)
+            except TopicConfigError as exc:
+                # ConfigAdminManager.validateBrokerConfigChange: INVALID_REQUEST with the bare message (KAFKA-13609).
+                raise ApiFailure(E.INVALID_REQUEST, exc.message) from None
+            return new
+
+        self._alter(BROKERS, name or DEFAULT_ENTITY, compute, validate_only)
+
+
+def _replace(ops: Sequence[tuple[str, int, str | None]]) -> dict[str, str]:
+    """AlterConfigs: the request's configs become the whole override set."""
+    return {n: v for n, _o, v in ops if v is not None}
+
+
+def _apply(
+    current: Mapping[str, str], ops: Sequence[tuple[str, int, str | None]], defs: Mapping[str, ConfigDef], kind: str
+) -> dict[str, str]:
+    """ConfigAdminManager.prepareIncrementalConfigs."""
+    props = dict(current)
+    for name, op, value in ops:
+        if op == SET:
+            props[name] = value or ""
+        elif op == DELETE:
+            props.pop(name, None)
+        else:
+            verb = "append" if op == APPEND else "subtract"
+            definition = defs.get(name)
+            if definition is None:
+                # Kafka's Map.apply throws NoSuchElementException (UNKNOWN_SERVER_ERROR) here; its intended
+                # check says the name is unknown, which is what we answer.
+                raise ApiFailure(E.INVALID_CONFIG, f"Unknown {kind} name: {name}")
+            if definition.type is not ConfigType.LIST:
+                raise ApiFailure(E.INVALID_CONFIG, f"Config value {verb} is not allowed for config key: {name}")
+            old_text = props.get(name, definition.default)
+            given = _java_split(value or "")
+            if op == APPEND:
+                old = _java_split(old_text) if old_text else []
+                props[name] = ",".join(old + [s for s in given if s not in old])
+            else:
+                remaining = _java_split(old_text)
+                for s in given:  # Scala's List.diff: one occurrence per subtracted item
+                    if s in remaining:
+                        remaining.remove(s)
+                props[name] = ",".join(remaining)
+    return props
