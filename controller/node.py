@@ -21,8 +21,10 @@ from controller.multiread import supports_multi_read
 from controller.registration import Registrar, ensure_persistent_paths, get_or_create_cluster_id
 from controller.replicas import CatchUp, ReplicaManager
 from controller.wire import controlled_shutdown
+from controller.wire.acls_api import AclApis
 from controller.wire.apis import SUPPORTED, Apis, NodeView
 from controller.wire.client import ClientError, KafkaClient
+from controller.wire.configs_api import ConfigApis
 from controller.wire.runtime import WireRuntime
 from controller.wire.server import DEFAULT_MAX_FRAME
 from controller.zksession import ZkSession
@@ -136,9 +138,11 @@ class Node:
             default_replication_factor=self.config.default_replication_factor,
         )
         apis = Apis(view)
-        self.wire = WireRuntime(
-            apis.handlers(), SUPPORTED, max_frame=DEFAULT_MAX_FRAME, raw_handlers=apis.raw_handlers()
-        )
+        handlers = apis.handlers()
+        handlers |= ConfigApis(view, self.session).handlers()
+        acls = AclApis(self.session)
+        handlers |= {29: acls.describe_acls, 30: acls.create_acls, 31: acls.delete_acls}
+        self.wire = WireRuntime(handlers, SUPPORTED, max_frame=DEFAULT_MAX_FRAME, raw_handlers=apis.raw_handlers())
         bound = {e.listener: e for e in self.wire.start(self.config.listeners)}
         self.endpoints = tuple(
             EndPoint(e.listener, e.host, bound[e.listener].port, e.security_protocol)

@@ -44,6 +44,12 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     46: (0, 0),  # ListPartitionReassignments
     56: (2, 3),  # AlterPartition (broker -> controller; topic ids, so IBP >= 2.8-IV0)
     7: (3, 3),  # ControlledShutdown (broker -> controller), hand-coded
+    32: (1, 4),  # DescribeConfigs
+    33: (0, 2),  # AlterConfigs
+    44: (0, 1),  # IncrementalAlterConfigs
+    29: (1, 3),  # DescribeAcls
+    30: (1, 3),  # CreateAcls
+    31: (1, 3),  # DeleteAcls
 }
 
 

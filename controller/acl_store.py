@@ -1,0 +1,381 @@
+"""ACLs in ZooKeeper, stored and changed exactly as Kafka's AclAuthorizer does (ZooKeeper mode).
+
+Every resource pattern is one znode holding all its ACLs (``/kafka-acl/<Type>/<name>`` for literal
+patterns, ``/kafka-acl-extended/prefixed/<Type>/<name>`` for prefixed ones). Writers replace a node's
+ACL set with a compare-and-set on the node's own version (create if absent, setData at the version read,
+delete at that version when the last ACL goes) and retry on a lost race. Each change is announced with a
+sequential node in the pattern type's change store, which is what brokers watch to refresh their caches.
+
+The filter semantics (:func:`matches`) are Kafka's ``AclBindingFilter.matches``: ``None`` fields match
+anything, ``FilterPattern.ANY`` matches every pattern type, ``FilterPattern.MATCH`` matches the patterns
+that would apply to a resource of that name (literal exact, literal ``*``, prefixes of the name).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from kazoo.exceptions import BadVersionError, NoNodeError
+
+from controller.multiread import read_children, read_data
+from controller.zksession import ZkSession
+from zkmodel import errorcodes as E
+from zkmodel import paths
+from zkmodel.acls import (
+    WILDCARD_RESOURCE,
+    AclEntry,
+    AclNode,
+    AclOperation,
+    PatternType,
+    PermissionType,
+    ResourcePattern,
+    ResourceType,
+    encode_extended_acl_change,
+    encode_literal_acl_change,
+)
+from zkmodel.errorcodes import KafkaApiError, KafkaError
+from zkmodel.errors import ZnodeFormatError
+
+log = logging.getLogger(__name__)
+
+#: AclAuthorizer.maxUpdateRetries and its backoff (100 ms + up to 50 ms jitter).
+MAX_UPDATE_RETRIES = 10
+RETRY_BACKOFF_S = 0.1
+RETRY_JITTER_S = 0.05
+
+#: The pattern types that have a store, and so the stores list_acls reads.
+STORED_PATTERN_TYPES = (PatternType.LITERAL, PatternType.PREFIXED)
+
+
+class FilterPattern(Enum):
+    """Pattern types only a filter may use (Kafka's PatternType.ANY and MATCH)."""
+
+    ANY = 1
+    MATCH = 2
+
+
+@dataclass(frozen=True)
+class AclBinding:
+    pattern: ResourcePattern
+    entry: AclEntry
+
+
+@dataclass(frozen=True)
+class AclBindingFilter:
+    """Kafka's AclBindingFilter; ``None`` means ANY (resource type, operation, permission) or any value."""
+
+    resource_type: ResourceType | None = None
+    name: str | None = None
+    pattern_type: PatternType | FilterPattern = FilterPattern.ANY
+    principal: str | None = None
+    host: str | None = None
+    operation: AclOperation | None = None
+    permission_type: PermissionType | None = None
+
+
+ANY_FILTER = AclBindingFilter()
+
+
+# -- matching (pure) -----------------------------------------------------------------------------------
+def pattern_matches(f: AclBindingFilter, pattern: ResourcePattern) -> bool:
+    """ResourcePatternFilter.matches."""
+    if f.resource_type is not None and f.resource_type is not pattern.resource_type:
+        return False
+    if isinstance(f.pattern_type, PatternType) and f.pattern_type is not pattern.pattern_type:
+        return False
+    if f.name is None:
+        return True
+    if f.pattern_type is FilterPattern.ANY or f.pattern_type is pattern.pattern_type:
+        return f.name == pattern.name
+    # MATCH: the patterns that apply to a resource named f.name.
+    if pattern.pattern_type is PatternType.LITERAL:
+        return f.name == pattern.name or pattern.name == WILDCARD_RESOURCE
+    return f.name.startswith(pattern.name)
+
+
+def entry_matches(f: AclBindingFilter, entry: AclEntry) -> bool:
+    """AccessControlEntryFilter.matches."""
+    if f.principal is not None and f.principal != entry.principal:
+        return False
+    if f.host is not None and f.host != entry.host:
+        return False
+    if f.operation is not None and f.operation is not entry.operation:
+        return False
+    return f.permission_type is None or f.permission_type is entry.permission_type
+
+
+def matches(f: AclBindingFilter, pattern: ResourcePattern, entry: AclEntry) -> bool:
+    """AclBindingFilter.matches for the binding (pattern, entry)."""
+    return pattern_matches(f, pattern) and entry_matches(f, entry)
+
+
+def filter_acls(
+    acls: dict[ResourcePattern, tuple[AclEntry, ...]], f: AclBindingFilter
+) -> dict[ResourcePattern, tuple[AclEntry, ...]]:
+    """The bindings of ``acls`` that ``f`` matches, grouped by resource (resources with none left out)."""
+    out: dict[ResourcePattern, tuple[AclEntry, ...]] = {}
+    for pattern, entries in acls.items():
+        if pattern_matches(f, pattern):
+            kept = tuple(e for e in entries if entry_matches(f, e))
+            if kept:
+                out[pattern] = kept
+    return out
+
+
+def validate_binding(binding: AclBinding) -> str | None:
+    """Why Kafka (AclApis + AclAuthorizer) refuses to create this binding, or None. The enums already
+    exclude UNKNOWN/ANY/MATCH; this is the rest: cluster name, empty or '/'-containing names, principals."""
+    pattern, entry = binding.pattern, binding.entry
+    if pattern.resource_type is ResourceType.CLUSTER and pattern.name != "kafka-cluster":
+        return "The only valid name for the CLUSTER resource is kafka-cluster"
+    if not pattern.name:
+        return "Invalid empty resource name"
+    if "/" in pattern.name:
+        return f"Failed to create ACL: ACL binding contains invalid resource name: {pattern.name}"
+    if ":" not in entry.principal:
+        return f"expected a string in format principalType:principalName but got {entry.principal}"
+    return None
+
+
+# -- reading -------------------------------------------------------------------------------------------
+def resource_path(pattern: ResourcePattern) -> str:
+    return paths.acl(pattern.resource_type, pattern.name, pattern.pattern_type)
+
+
+def _type_dirs(session: ZkSession, pattern_type: PatternType) -> dict[str, ResourceType]:
+    store = paths.acl_store(pattern_type)
+    out: dict[str, ResourceType] = {}
+    for child in session.get_children(store) or []:
+        try:
+            out[f"{store}/{child}"] = ResourceType.parse(child)
+        except ValueError:
+            log.warning("skipping unknown ACL resource type directory %s/%s", store, child)
+    return out
+
+
+def list_acls(session: ZkSession, *, timeout: float = 30.0) -> dict[ResourcePattern, tuple[AclEntry, ...]]:
+    """Every ACL in ZooKeeper, by resource pattern (what AclAuthorizer.loadCache reads). Nodes that are
+    unreadable or not in Kafka's format are logged and skipped; empty nodes are left out."""
+    dirs: dict[str, tuple[ResourceType, PatternType]] = {}
+    for pattern_type in STORED_PATTERN_TYPES:
+        for path, resource_type in _type_dirs(session, pattern_type).items():
+            dirs[path] = (resource_type, pattern_type)
+    children = read_children(session.client, list(dirs), timeout=timeout)
+    nodes: dict[str, ResourcePattern] = {}
+    for path, names in children.items():
+        resource_type, pattern_type = dirs[path]
+        for name in names or []:
+            nodes[f"{path}/{name}"] = ResourcePattern(resource_type, name, pattern_type)
+    data = read_data(session.client, list(nodes), timeout=timeout)
+    out: dict[ResourcePattern, tuple[AclEntry, ...]] = {}
+    for path, pattern in sorted(nodes.items()):
+        result = data.get(path)
+        if result is None:
+            continue  # deleted between the listing and the read
+        try:
+            entries = tuple(AclNode.decode(path, result[0]).acls)
+        except ZnodeFormatError as exc:
+            log.warning("skipping unreadable ACL node %s: %s", path, exc)
+            continue
+        if entries:
+            out[pattern] = entries
+    return out
+
+
+def read_resource(session: ZkSession, pattern: ResourcePattern) -> tuple[tuple[AclEntry, ...], int | None]:
+    """The resource's ACLs and its node's version (None when the node does not exist)."""
+    path = resource_path(pattern)
+    got = session.get(path)
+    if got is None:
+        return (), None
+    data, stat = got
+    try:
+        return tuple(AclNode.decode(path, data).acls), stat.version
+    except ZnodeFormatError as exc:
+        raise KafkaApiError(E.UNKNOWN_SERVER_ERROR, f"ACL node {path} is not in Kafka's format: {exc}") from None
+
+
+# -- writing -------------------------------------------------------------------------------------------
+def _create(session: ZkSession, path: str, data: bytes) -> bool:
+    """createAclsForResourceIfNotExists: create (parents with null data) unless it exists."""
+    try:
+        return session.create_only(path, data)
+    except NoNodeError:
+        session.ensure_persistent([path.rsplit("/", 1)[0]])
+        return session.create_only(path, data)
+
+
+def _set(session: ZkSession, path: str, data: bytes, version: int) -> bool:
+    try:
+        session.set_if_version(path, data, version)
+        return True
+    except (BadVersionError, NoNodeError):
+        return False
+
+
+def _delete(session: ZkSession, path: str, version: int) -> bool:
+    """KafkaZkClient.conditionalDelete: gone already counts as done."""
+    try:
+        session.call(lambda: session.client.delete_async(path, version), what=f"delete {path}")
+        return True
+    except NoNodeError:
+        return True
+    except BadVersionError:
+        return False
+
+
+def notify_change(session: ZkSession, pattern: ResourcePattern) -> str:
+    """createAclChangeNotification: a persistent sequential node in the pattern type's change store."""
+    if pattern.pattern_type is PatternType.LITERAL:
+        data = encode_literal_acl_change(pattern)
+    else:
+        data = encode_extended_acl_change(pattern)
+    parent = paths.acl_changes(pattern.pattern_type)
+    prefix = f"{parent}/{paths.ACL_CHANGE_PREFIX}"
+
+    def create() -> str:
+        created: str = session.call(
+            lambda: session.client.create_async(prefix, data, sequence=True), what=f"create {prefix}"
+        )
+        return created
+
+    try:
+        return create()
+    except NoNodeError:
+        session.ensure_persistent([parent])
+        return create()
+
+
+def update_resource(
+    session: ZkSession,
+    pattern: ResourcePattern,
+    change: Callable[[tuple[AclEntry, ...]], tuple[AclEntry, ...]],
+    *,
+    sleep: Callable[[float], None] = time.sleep,
+) -> bool:
+    """AclAuthorizer.updateResourceAcls: apply ``change`` to the resource's ACLs with a CAS on the node's
+    version, retrying on a lost race. True (and a change notification written) if the ACL set changed.
+    A change that leaves the set as it is writes nothing."""
+    path = resource_path(pattern)
+    current, version = read_resource(session, pattern)
+    for attempt in range(MAX_UPDATE_RETRIES + 1):
+        new = change(current)
+        if set(new) == set(current):
+            return False
+        if new:
+            data = AclNode(new).encode()
+            done = _create(session, path, data) if version is None else _set(session, path, data, version)
+        else:
+            done = version is None or _delete(session, path, version)
+        if done:
+            log.info("updated ACLs for %s (%d -> %d entries)", path, len(current), len(new))
+            notify_change(session, pattern)
+            return True
+        if attempt < MAX_UPDATE_RETRIES:
+            sleep(RETRY_BACKOFF_S + random.uniform(0, RETRY_JITTER_S))
+            current, version = read_resource(session, pattern)
+    raise KafkaApiError(
+        E.UNKNOWN_SERVER_ERROR,
+        f"Failed to update ACLs for {pattern} after trying a maximum of {MAX_UPDATE_RETRIES} times",
+    )
+
+
+def _error_of(exc: Exception) -> tuple[KafkaError, str | None]:
+    if isinstance(exc, KafkaApiError):
+        return exc.error, exc.message
+    return E.UNKNOWN_SERVER_ERROR, None
+
+
+def create_acls(session: ZkSession, bindings: Sequence[AclBinding]) -> list[tuple[KafkaError, str | None]]:
+    """AclAuthorizer.createAcls for bindings that passed :func:`validate_binding`: one CAS update per
+    resource; the result of each binding, in order (a failed resource fails all its bindings)."""
+    by_resource: dict[ResourcePattern, list[int]] = {}
+    for i, binding in enumerate(bindings):
+        by_resource.setdefault(binding.pattern, []).append(i)
+    results: list[tuple[KafkaError, str | None]] = [(E.NONE, None)] * len(bindings)
+    for pattern, indexes in by_resource.items():
+        added = tuple(dict.fromkeys(bindings[i].entry for i in indexes))
+
+        def add(current: tuple[AclEntry, ...], added: tuple[AclEntry, ...] = added) -> tuple[AclEntry, ...]:
+            return current + tuple(e for e in added if e not in current)
+
+        try:
+            update_resource(session, pattern, add)
+        except Exception as exc:
+            if not isinstance(exc, KafkaApiError):
+                log.warning("creating ACLs for %s failed: %r", pattern, exc)
+            for i in indexes:
+                results[i] = _error_of(exc)
+    return results
+
+
+@dataclass(frozen=True)
+class DeletedBinding:
+    binding: AclBinding
+    error: KafkaError
+    message: str | None
+
+
+def delete_acls(session: ZkSession, filters: Sequence[AclBindingFilter]) -> list[list[DeletedBinding]]:
+    """AclAuthorizer.deleteAcls: per filter, the bindings it deleted (each binding is credited to the
+    first filter that matches it), with the error of its resource's update if that failed."""
+    resources = _candidate_resources(list_acls(session), filters)
+    deleted: dict[AclBinding, int] = {}
+    failed: dict[AclBinding, tuple[KafkaError, str | None]] = {}
+    for pattern in resources:
+        relevant = [(i, f) for i, f in enumerate(filters) if pattern_matches(f, pattern)]
+        if not relevant:
+            continue
+        being_deleted: list[AclBinding] = []
+
+        def remove(
+            current: tuple[AclEntry, ...],
+            pattern: ResourcePattern = pattern,
+            relevant: list[tuple[int, AclBindingFilter]] = relevant,
+            being_deleted: list[AclBinding] = being_deleted,
+        ) -> tuple[AclEntry, ...]:
+            kept = []
+            for entry in current:
+                index = next((i for i, f in relevant if entry_matches(f, entry)), None)
+                if index is None:
+                    kept.append(entry)
+                else:
+                    binding = AclBinding(pattern, entry)
+                    deleted.setdefault(binding, index)
+                    being_deleted.append(binding)
+            return tuple(kept)
+
+        try:
+            update_resource(session, pattern, remove)
+        except Exception as exc:
+            if not isinstance(exc, KafkaApiError):
+                log.warning("deleting ACLs of %s failed: %r", pattern, exc)
+            for binding in being_deleted:
+                failed.setdefault(binding, _error_of(exc))
+    out: list[list[DeletedBinding]] = [[] for _ in filters]
+    for binding, index in deleted.items():
+        error, message = failed.get(binding, (E.NONE, None))
+        out[index].append(DeletedBinding(binding, error, message))
+    return out
+
+
+def _candidate_resources(
+    acls: dict[ResourcePattern, tuple[AclEntry, ...]], filters: Iterable[AclBindingFilter]
+) -> list[ResourcePattern]:
+    """What we read, plus the exact resources a filter names (a node created since the read)."""
+    out = dict.fromkeys(acls)
+    for f in filters:
+        if f.resource_type is None or f.name is None or f.pattern_type is FilterPattern.MATCH:
+            continue
+        if f.name in ("", ".", "..") or "/" in f.name:
+            continue  # no such node can exist
+        kinds = STORED_PATTERN_TYPES if f.pattern_type is FilterPattern.ANY else (f.pattern_type,)
+        for kind in kinds:
+            if isinstance(kind, PatternType):
+                out.setdefault(ResourcePattern(f.resource_type, f.name, kind))
+    return list(out)
