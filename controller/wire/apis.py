@@ -20,12 +20,13 @@ from kio.schema.errors import ErrorCode
 from controller.controller import Controller, NewTopic
 from controller.leadership import IsrUpdate
 from controller.wire import controlled_shutdown
-from controller.wire.codec import Request, build, entity
+from controller.wire.codec import Request, build, encode_body, entity
 from controller.wire.server import Connection, Handler
 from zkmodel import errorcodes as E
 from zkmodel import topic_names
 from zkmodel.admin import TopicPartition
 from zkmodel.errorcodes import KafkaApiError, KafkaError
+from zkmodel.topic_configs import TopicConfigError, validate_topic_configs
 
 ZERO = datetime.timedelta(0)
 NULL_UUID = uuid.UUID(int=0)
@@ -92,8 +93,12 @@ def uuid_text(value: uuid.UUID) -> str:
 
 
 class Apis:
-    def __init__(self, node: NodeView) -> None:
+    def __init__(self, node: NodeView, *, cache_metadata: bool = True) -> None:
         self.node = node
+        #: Encoded all-topics Metadata bodies by (snapshot version, API version, listener, flags): clients poll
+        #: Metadata constantly, and a 1,000-partition body costs milliseconds to build and encode in Python.
+        self.cache_metadata = cache_metadata
+        self._metadata_bodies: dict[tuple[Any, ...], bytes] = {}
 
     def handlers(self) -> dict[int, Handler]:
         return {
@@ -140,6 +145,24 @@ class Apis:
         requested = body.topics
         if req.api_version == 0 and not requested:
             requested = None  # v0: an empty list means all topics
+        key: tuple[Any, ...] | None = None
+        if requested is None and self.cache_metadata:
+            flags = (getattr(body, "include_topic_authorized_operations", False),
+                     getattr(body, "include_cluster_authorized_operations", False))  # fmt: skip
+            key = (id(snapshot), getattr(snapshot, "version", None), req.api_version, conn.listener, flags)
+            cached = self._metadata_bodies.get(key)
+            if cached is not None:
+                return cached
+        response = self._metadata_response(req, conn, snapshot, requested)
+        if key is None:
+            return response
+        encoded = encode_body(req, response)
+        if len(self._metadata_bodies) > 64:
+            self._metadata_bodies.clear()  # old snapshots: a new version makes every key stale
+        self._metadata_bodies[key] = encoded
+        return encoded
+
+    def _metadata_response(self, req: Request, conn: Connection, snapshot: Any, requested: Any) -> Any:
         if requested is None:
             wanted: list[tuple[str | None, uuid.UUID | None]] = [(name, None) for name in sorted(snapshot.topics)]
         else:
@@ -281,6 +304,8 @@ class Apis:
             elif any(c.value is None for c in t.configs):
                 nulls = ",".join(c.name for c in t.configs if c.value is None)
                 results[t.name] = (E.INVALID_CONFIG, f"Null value not supported for topic configs: {nulls}")
+            elif (problem := _config_problem({c.name: c.value for c in t.configs})) is not None:
+                results[t.name] = (E.INVALID_CONFIG, problem)
             else:
                 assignment = {a.partition_index: list(a.broker_ids) for a in t.assignments} or None
                 partitions = t.num_partitions
@@ -566,6 +591,15 @@ async def _controller_call(
         return await asyncio.to_thread(fn, controller), E.NONE, None
     except KafkaApiError as exc:
         return None, exc.error, exc.message
+
+
+def _config_problem(configs: dict[str, str]) -> str | None:
+    """Kafka's LogConfig.validate for a new topic, or None when the configs are valid."""
+    try:
+        validate_topic_configs(configs)
+    except TopicConfigError as exc:
+        return exc.message
+    return None
 
 
 def _has_leaders(snapshot: Any, name: str) -> bool:

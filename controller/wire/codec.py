@@ -86,11 +86,22 @@ def entity(request: Request, name: str) -> type:
     return cls
 
 
+def encode_body(request: Request, response: Any) -> bytes:
+    """The response body alone: cacheable, since only the header carries the correlation id."""
+    buf = io.BytesIO()
+    entity_writer(load_response_schema(request.api_key, request.api_version))(buf, response)
+    return buf.getvalue()
+
+
 def encode_response(request: Request, response: Any) -> bytes:
+    """Header + body; a handler may return an already encoded body (``bytes``)."""
     schema = load_response_schema(request.api_key, request.api_version)
     buf = io.BytesIO()
     entity_writer(schema.__header_schema__)(buf, schema.__header_schema__(correlation_id=i32(request.correlation_id)))
-    entity_writer(schema)(buf, response)
+    if isinstance(response, bytes):
+        buf.write(response)
+    else:
+        entity_writer(schema)(buf, response)
     return buf.getvalue()
 
 

@@ -43,6 +43,10 @@ def test_create_describe_grow_delete(stack: RunningStack) -> None:
     assert error_of(a.create_topics([NewTopic("bad name", 1, 1)])["bad name"]) == KafkaError.TOPIC_EXCEPTION
     assert error_of(a.create_topics([NewTopic("ck-x", 1, 4)])["ck-x"]) == KafkaError.INVALID_REPLICATION_FACTOR
     assert error_of(a.create_topics([NewTopic("ck-y", 0, 1)])["ck-y"]) == KafkaError.INVALID_PARTITIONS
+    bad_config = a.create_topics([NewTopic("ck-z", 1, 1, config={"retention.ms": "soon"})])["ck-z"]
+    assert error_of(bad_config) == KafkaError.INVALID_CONFIG
+    unknown_config = a.create_topics([NewTopic("ck-w", 1, 1, config={"no.such.config": "1"})])["ck-w"]
+    assert error_of(unknown_config) == KafkaError.INVALID_CONFIG
 
     a.create_partitions([NewPartitions("ck-orders", 8)])["ck-orders"].result(timeout=30)
     assert len(a.list_topics(topic="ck-orders", timeout=30).topics["ck-orders"].partitions) == 8
