@@ -65,9 +65,8 @@ def metadata_request(version: int = 12) -> bytes:
     header = cls.__header_schema__
     entity_writer(header)(buf, header(request_api_key=i16(3), request_api_version=i16(version),
                                       correlation_id=i32(1), client_id="bench"))  # fmt: skip
-    entity_writer(cls)(
-        buf, cls(topics=None, allow_auto_topic_creation=False, include_topic_authorized_operations=False)
-    )
+    body: Any = cls(topics=None, allow_auto_topic_creation=False, include_topic_authorized_operations=False)  # type: ignore[call-arg]
+    entity_writer(cls)(buf, body)
     payload = buf.getvalue()
     return struct.pack(">i", len(payload)) + payload
 
