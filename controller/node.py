@@ -25,6 +25,7 @@ from controller.wire.acls_api import AclApis
 from controller.wire.apis import SUPPORTED, Apis, NodeView
 from controller.wire.client import ClientError, KafkaClient
 from controller.wire.configs_api import ConfigApis
+from controller.wire.quotas_api import QuotaApis
 from controller.wire.runtime import WireRuntime
 from controller.wire.server import DEFAULT_MAX_FRAME
 from controller.zksession import ZkSession
@@ -140,6 +141,7 @@ class Node:
         apis = Apis(view)
         handlers = apis.handlers()
         handlers |= ConfigApis(view, self.session).handlers()
+        handlers |= QuotaApis(view, self.session).handlers()
         acls = AclApis(self.session)
         handlers |= {29: acls.describe_acls, 30: acls.create_acls, 31: acls.delete_acls}
         self.wire = WireRuntime(handlers, SUPPORTED, max_frame=DEFAULT_MAX_FRAME, raw_handlers=apis.raw_handlers())

@@ -51,6 +51,8 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     29: (1, 3),  # DescribeAcls
     30: (1, 3),  # CreateAcls
     31: (1, 3),  # DeleteAcls
+    48: (0, 1),  # DescribeClientQuotas
+    49: (0, 1),  # AlterClientQuotas
 }
 
 

@@ -63,6 +63,7 @@ ALLOWED: dict[str, set[str]] = {
     # on /controller's version; brokers write them below the forwarding gate (KIP-590 moves them later).
     "controller/acl_store.py": {"create_async", "create_only", "delete_async", "ensure_persistent", "set_if_version"},
     "controller/wire/configs_api.py": {"build_transaction", "commit_async", "ensure_persistent"},
+    "controller/wire/quotas_api.py": {"build_transaction", "commit_async", "ensure_persistent"},
     # the node creates its chroot before it has a session, as Kafka does
     "controller/node.py": {"ensure_path"},
     # the controller: only through a FencedWriter bound to its epoch

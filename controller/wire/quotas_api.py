@@ -1,0 +1,512 @@
+"""DescribeClientQuotas (48) and AlterClientQuotas (49) on ZooKeeper-stored quota configs.
+
+Modelled on Kafka 3.9's ZooKeeper-mode broker: ZkAdminManager.describeClientQuotas / alterClientQuotas and
+AdminZkClient.changeConfigs (validation, ``tryCleanQuotaNodes``). Quotas live in ``/config/users/<u>``,
+``/config/users/<u>/clients/<c>``, ``/config/clients/<c>`` and ``/config/ips/<ip>`` (names sanitized, the
+default entity is ``<default>``); values are strings as Kafka writes them (``Double.toString`` for doubles,
+the integral text for LONG/INT keys). A write is one multi ``[check(/controller), setData|create,
+create config_change_ (seq)]``; an alteration that leaves an entity without configs and children deletes
+its znode (and emptied parents), as Kafka 3.9 does, and still announces the change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import ipaddress
+import math
+import re
+import socket
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+import orjson
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, NotEmptyError, RolledBackError
+
+from controller import multiread
+from controller.wire.apis import NodeView, code
+from controller.wire.codec import Request, build, entity
+from controller.wire.server import Connection, Handler
+from controller.zkops import Check, Create, Delete, Op, SetData, build_transaction
+from controller.zksession import ZkSession
+from zkmodel import errorcodes as E
+from zkmodel import paths
+from zkmodel.configs import CLIENTS, DEFAULT_ENTITY, IPS, USERS, ConfigChangeNotification, EntityConfig, desanitize
+from zkmodel.configs import sanitize as _sanitize
+from zkmodel.errorcodes import KafkaError
+from zkmodel.errors import ZnodeFormatError
+
+#: The versions kio has (both APIs: v0-1, identical apart from flexible encoding in v1).
+SUPPORTED_QUOTAS: dict[int, tuple[int, int]] = {48: (0, 1), 49: (0, 1)}
+
+ZERO = datetime.timedelta(0)
+USER, CLIENT_ID, IP = "user", "client-id", "ip"
+MATCH_EXACT, MATCH_DEFAULT, MATCH_SPECIFIED = 0, 1, 2
+WRITE_ATTEMPTS = 5
+EPSILON = 1e-6
+
+LONG, INT, DOUBLE, STRING = "LONG", "INT", "DOUBLE", "STRING"
+#: QuotaConfigs.userAndClientQuotaConfigs (all without validators).
+CLIENT_KEYS: dict[str, str] = {
+    "producer_byte_rate": LONG,
+    "consumer_byte_rate": LONG,
+    "request_percentage": DOUBLE,
+    "controller_mutation_rate": DOUBLE,
+}
+#: QuotaConfigs.scramMechanismsPlusUserAndClientQuotaConfigs: SCRAM credentials are STRING keys of users.
+USER_KEYS: dict[str, str] = {"SCRAM-SHA-256": STRING, "SCRAM-SHA-512": STRING, **CLIENT_KEYS}
+#: QuotaConfigs.ipConfigs (connection_creation_rate: INT, atLeast(0)).
+IP_KEYS: dict[str, str] = {"connection_creation_rate": INT}
+
+LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
+INT_MIN, INT_MAX = -(2**31), 2**31 - 1
+
+_JAVA_DOUBLE = re.compile(r"[+-]?(NaN|Infinity|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?[fFdD]?)")
+_JAVA_INTEGER = re.compile(r"[+-]?\d+")
+
+
+class ApiFailure(Exception):
+    def __init__(self, error: KafkaError, message: str | None) -> None:
+        super().__init__(message)
+        self.error = error
+        self.message = message
+
+
+def _server_error() -> ApiFailure:
+    """A Java exception that ApiError.fromThrowable maps to UNKNOWN_SERVER_ERROR (message withheld)."""
+    return ApiFailure(E.UNKNOWN_SERVER_ERROR, None)
+
+
+# -- Java number text ---------------------------------------------------------------------------------------------
+def java_double_to_string(value: float) -> str:
+    """``Double.toString`` (JDK 19+ shortest digits): plain text in [1e-3, 1e7), else ``d.dddE<n>``."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    sign = "-" if value < 0 else ""
+    magnitude = abs(value)
+    parts = Decimal(repr(magnitude)).as_tuple()
+    digits = "".join(map(str, parts.digits))
+    exponent = int(parts.exponent)
+    stripped = digits.rstrip("0") or "0"
+    exponent += len(digits) - len(stripped)
+    digits = stripped.lstrip("0") or "0"
+    sci = len(digits) - 1 + exponent  # magnitude = d.ddd x 10^sci
+    if 1e-3 <= magnitude < 1e7:
+        if sci >= 0:
+            whole, frac = digits[: sci + 1].ljust(sci + 1, "0"), digits[sci + 1 :] or "0"
+        else:
+            whole, frac = "0", "0" * (-sci - 1) + digits
+        return f"{sign}{whole}.{frac}"
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{sci}"
+
+
+def java_parse_double(text: str) -> float:
+    """``Double.parseDouble`` for decimal text (ValueError when Java would throw NumberFormatException)."""
+    trimmed = text.strip("".join(chr(c) for c in range(33)))
+    if not _JAVA_DOUBLE.fullmatch(trimmed):
+        raise ValueError(text)
+    if trimmed[-1] in "fFdD" and not trimmed.endswith(("NaN", "Infinity")):
+        trimmed = trimmed[:-1]
+    if trimmed.lstrip("+-") == "NaN":
+        return math.nan
+    return float(trimmed)
+
+
+def _java_parse_integer(text: str, lo: int, hi: int) -> int:
+    trimmed = text.strip("".join(chr(c) for c in range(33)))
+    if not _JAVA_INTEGER.fullmatch(trimmed) or not lo <= int(trimmed) <= hi:
+        raise ValueError(text)
+    return int(trimmed)
+
+
+def _java_cast(value: float, lo: int, hi: int) -> int:
+    """Java's ``(long)`` / ``(int)`` narrowing of a double: NaN is 0, out of range saturates, else truncates."""
+    if math.isnan(value):
+        return 0
+    if value >= hi:
+        return hi
+    if value <= lo:
+        return lo
+    return int(value)
+
+
+def _sanitize_name(name: str | None) -> str:
+    return DEFAULT_ENTITY if name is None else _sanitize(name)
+
+
+def _desanitize_name(name: str) -> str | None:
+    return None if name == DEFAULT_ENTITY else desanitize(name)
+
+
+def _valid_ip_entity(ip: str) -> bool:
+    """DynamicConfig.Ip.isValidIpEntity: ``<default>``, an address, or a resolvable host name."""
+    if ip == DEFAULT_ENTITY:
+        return True
+    try:
+        ipaddress.ip_address(ip)
+        return True
+    except ValueError:
+        pass
+    try:
+        socket.getaddrinfo(ip, None)
+    except (OSError, UnicodeError):
+        return False
+    return True
+
+
+def _decode_props(path: str, data: bytes | None) -> dict[str, str]:
+    """ConfigEntityZNode.decode: null data (a parent created by createRecursive) is an empty config."""
+    if not data:
+        return {}
+    return dict(EntityConfig.decode(path, data).config)
+
+
+class QuotaApis:
+    def __init__(self, node: NodeView, session: ZkSession) -> None:
+        self.node = node
+        self.session = session
+
+    def handlers(self) -> dict[int, Handler]:
+        return {48: self.describe_client_quotas, 49: self.alter_client_quotas}
+
+    # -- DescribeClientQuotas ---------------------------------------------------------------------------------
+    async def describe_client_quotas(self, req: Request, _conn: Connection) -> Any:
+        body = req.body
+        components = [(c.entity_type, int(c.match_type), c.match) for c in body.components]
+        try:
+            found = await asyncio.to_thread(self._describe, components, bool(body.strict))
+        except ApiFailure as exc:
+            return build(req.schema.DescribeClientQuotasResponse, throttle_time=ZERO, error_code=code(exc.error),
+                         error_message=exc.message, entries=None)  # fmt: skip
+        entity_cls, value_cls, entry_cls = (entity(req, n) for n in ("EntityData", "ValueData", "EntryData"))
+        entries = tuple(
+            build(
+                entry_cls,
+                entity=tuple(build(entity_cls, entity_type=t, entity_name=n) for t, n in ent),
+                values=tuple(build(value_cls, key=k, value=v) for k, v in values),
+            )
+            for ent, values in found
+        )
+        return build(req.schema.DescribeClientQuotasResponse, throttle_time=ZERO, error_code=code(E.NONE),
+                     error_message=None, entries=entries)  # fmt: skip
+
+    def _describe(
+        self, components: Sequence[tuple[str, int, str | None]], strict: bool
+    ) -> list[tuple[list[tuple[str, str | None]], list[tuple[str, float]]]]:
+        # DescribeClientQuotasRequest.filter(): every component is converted before any is checked.
+        # A component is (match kind, name): EXACT -> ("exact", name), DEFAULT -> ("exact", None),
+        # SPECIFIED -> ("specified", None), i.e. Java's Optional.of(name) / Optional.empty() / null.
+        converted: list[tuple[str, tuple[str, str | None]]] = []
+        for entity_type, match_type, match in components:
+            if match_type == MATCH_EXACT:
+                if match is None:
+                    raise _server_error()  # Objects.requireNonNull in ClientQuotaFilterComponent.ofEntity
+                converted.append((entity_type, ("exact", match)))
+            elif match_type == MATCH_DEFAULT:
+                converted.append((entity_type, ("exact", None)))
+            elif match_type == MATCH_SPECIFIED:
+                converted.append((entity_type, ("specified", None)))
+            else:
+                raise _server_error()  # IllegalArgumentException("Unexpected match type: ...")
+        chosen: dict[str, tuple[str, str | None]] = {}
+        labels = {USER: "user", CLIENT_ID: "client", IP: "ip"}
+        for entity_type, component in converted:
+            if entity_type in labels:
+                if entity_type in chosen:
+                    raise ApiFailure(E.INVALID_REQUEST, f"Duplicate {labels[entity_type]} filter component entity type")
+                chosen[entity_type] = component
+            elif entity_type == "":
+                raise ApiFailure(E.INVALID_REQUEST, "Unexpected empty filter component entity type")
+            else:
+                raise ApiFailure(E.UNSUPPORTED_VERSION, f"Custom entity type '{entity_type}' not supported")
+        user_c, client_c, ip_c = chosen.get(USER), chosen.get(CLIENT_ID), chosen.get(IP)
+        if (user_c is not None or client_c is not None) and ip_c is not None:
+            raise ApiFailure(
+                E.INVALID_REQUEST,
+                "Invalid entity filter component combination, IP filter component should not be used with "
+                "user or clientId filter component.",
+            )
+        out: list[tuple[list[tuple[str, str | None]], list[tuple[str, float]]]] = []
+        try:
+            if ip_c is None:
+                out += self._describe_user_client(user_c, client_c, strict)
+            if user_c is None and client_c is None:
+                out += self._describe_ips(ip_c, strict)
+        except (ZnodeFormatError, ValueError):
+            raise _server_error() from None  # corrupt znode / IllegalStateException for a non-double value
+        return out
+
+    def _read_configs(self, znode_paths: Sequence[str]) -> dict[str, dict[str, str]]:
+        """Configs of each path ({} for a missing node), read in pipelined batches."""
+        if not znode_paths:
+            return {}
+        found = multiread.read_data(self.session.client, list(znode_paths))
+        return {p: _decode_props(p, r[0]) if r is not None else {} for p, r in found.items()}
+
+    def _children(self, parents: Sequence[str]) -> dict[str, list[str]]:
+        if not parents:
+            return {}
+        found = multiread.read_children(self.session.client, list(parents))
+        return {p: sorted(c or []) for p, c in found.items()}
+
+    def _describe_user_client(
+        self, user_c: tuple[str, str | None] | None, client_c: tuple[str, str | None] | None, strict: bool
+    ) -> list[tuple[list[tuple[str, str | None]], list[tuple[str, float]]]]:
+        """ZkAdminManager.handleDescribeClientQuotas."""
+        exact_user = user_c is not None and user_c[0] == "exact"
+        exact_client = client_c is not None and client_c[0] == "exact"
+        exclude_user = strict and user_c is None
+        exclude_client = strict and client_c is None
+        user = user_c[1] if exact_user and user_c is not None else None
+        client = client_c[1] if exact_client and client_c is not None else None
+        users_root, clients_root = f"{paths.CONFIG}/{USERS}", f"{paths.CONFIG}/{CLIENTS}"
+        # (user present?, user name or None for default), same for the client id, then the znode path.
+        Key = tuple[tuple[bool, str | None], tuple[bool, str | None]]
+        wanted: list[tuple[Key, str]] = []
+        listing = self._children(
+            [users_root] if not exclude_user and (not exact_client or not exclude_client) else []
+        ).get(users_root, [])
+        listing = listing if not (exact_user and exact_client) else []
+        if exact_user and exclude_client:
+            wanted.append((((True, user), (False, None)), f"{users_root}/{_sanitize_name(user)}"))
+        elif not exclude_user and not exact_client:
+            wanted += [(((True, _desanitize_name(u)), (False, None)), f"{users_root}/{u}") for u in listing]
+        if exclude_user and exact_client:
+            wanted.append((((False, None), (True, client)), f"{clients_root}/{_sanitize_name(client)}"))
+        elif not exact_user and not exclude_client:
+            names = self._children([clients_root]).get(clients_root, [])
+            wanted += [(((False, None), (True, _desanitize_name(c))), f"{clients_root}/{c}") for c in names]
+        if exact_user and exact_client:
+            path = f"{users_root}/{_sanitize_name(user)}/clients/{_sanitize_name(client)}"
+            wanted.append((((True, user), (True, client)), path))
+        elif not exclude_user and not exclude_client:
+            parents = {f"{users_root}/{u}/clients": u for u in listing}
+            for parent, children in self._children(list(parents)).items():
+                u = parents[parent]
+                wanted += [
+                    (((True, _desanitize_name(u)), (True, _desanitize_name(c))), f"{parent}/{c}") for c in children
+                ]
+        configs = self._read_configs([p for _k, p in wanted])
+
+        def matches(component: tuple[str, str | None] | None, name: tuple[bool, str | None]) -> bool:
+            if component is None:
+                return not name[0] or not strict
+            if component[0] == "exact":
+                return name[0] and name[1] == component[1]
+            return name[0]  # SPECIFIED: any name, the default entity included (Some(null) is defined)
+
+        out: list[tuple[list[tuple[str, str | None]], list[tuple[str, float]]]] = []
+        seen: set[Key] = set()
+        for key, path in wanted:
+            quota = [(k, v) for k, v in configs[path].items() if k in CLIENT_KEYS]
+            if key in seen or not quota or not (matches(user_c, key[0]) and matches(client_c, key[1])):
+                continue
+            seen.add(key)
+            ent = [(USER, key[0][1])] if key[0][0] else []
+            ent += [(CLIENT_ID, key[1][1])] if key[1][0] else []
+            out.append((ent, [(k, java_parse_double(v)) for k, v in quota]))
+        return out
+
+    def _describe_ips(
+        self, ip_c: tuple[str, str | None] | None, strict: bool
+    ) -> list[tuple[list[tuple[str, str | None]], list[tuple[str, float]]]]:
+        """ZkAdminManager.handleDescribeIpQuotas (no further matching: EXACT/DEFAULT read one node)."""
+        root = f"{paths.CONFIG}/{IPS}"
+        wanted: list[tuple[str | None, str]] = []
+        if ip_c is not None and ip_c[0] == "exact":
+            wanted.append((ip_c[1], f"{root}/{_sanitize_name(ip_c[1])}"))
+        elif ip_c is not None or not strict:
+            wanted += [(_desanitize_name(n), f"{root}/{n}") for n in self._children([root]).get(root, [])]
+        configs = self._read_configs([p for _n, p in wanted])
+        out: list[tuple[list[tuple[str, str | None]], list[tuple[str, float]]]] = []
+        for name, path in wanted:
+            quota = [(k, java_parse_double(v)) for k, v in configs[path].items() if k in IP_KEYS]
+            if quota:
+                out.append(([(IP, name)], quota))
+        return out
+
+    # -- AlterClientQuotas ------------------------------------------------------------------------------------
+    async def alter_client_quotas(self, req: Request, _conn: Connection) -> Any:
+        body = req.body
+        validate_only = bool(body.validate_only)
+        entity_cls, entry_cls = entity(req, "EntityData"), entity(req, "EntryData")
+        out = []
+        for entry in body.entries:
+            components = [(e.entity_type, e.entity_name) for e in entry.entity]
+            ops = [(o.key, None if o.remove else float(o.value)) for o in entry.ops]
+            try:
+                await asyncio.to_thread(self._alter_entity, components, ops, validate_only)
+                error, message = E.NONE, None
+            except ApiFailure as exc:
+                error, message = exc.error, exc.message
+            out.append(
+                build(entry_cls, error_code=code(error), error_message=message,
+                      entity=tuple(build(entity_cls, entity_type=t, entity_name=n) for t, n in components))
+            )  # fmt: skip
+        return build(req.schema.AlterClientQuotasResponse, throttle_time=ZERO, entries=tuple(out))
+
+    @staticmethod
+    def _target(components: Sequence[tuple[str, str | None]]) -> tuple[str, str, dict[str, str], bool]:
+        """parseAndSanitizeQuotaEntity and the entity combinations: (root type, sanitized name, keys, user+client)."""
+        chosen = dict(components)  # a Java HashMap: the last component of a type wins
+        if not chosen:
+            raise ApiFailure(E.INVALID_REQUEST, "Invalid empty client quota entity")
+        for entity_type, name in chosen.items():
+            if entity_type not in (USER, CLIENT_ID, IP):
+                raise ApiFailure(E.INVALID_REQUEST, f"Unhandled client quota entity type: {entity_type}")
+            if name == "":
+                raise ApiFailure(E.INVALID_REQUEST, f"Empty {entity_type} not supported")
+        user = _sanitize_name(chosen[USER]) if USER in chosen else None
+        client = _sanitize_name(chosen[CLIENT_ID]) if CLIENT_ID in chosen else None
+        ip = _sanitize_name(chosen[IP]) if IP in chosen else None
+        if ip is not None:
+            if user is not None or client is not None:
+                raise ApiFailure(
+                    E.INVALID_REQUEST,
+                    "Invalid quota entity combination, IP entity should not be used with user/client ID entity.",
+                )
+            if not _valid_ip_entity(ip):
+                raise ApiFailure(E.INVALID_REQUEST, f"{ip} is not a valid IP or resolvable host.")
+            return IPS, ip, IP_KEYS, False
+        if user is not None and client is not None:
+            return USERS, f"{user}/clients/{client}", USER_KEYS, True
+        if user is not None:
+            return USERS, user, USER_KEYS, False
+        assert client is not None
+        return CLIENTS, client, CLIENT_KEYS, False
+
+    @staticmethod
+    def _apply(props: dict[str, str], ops: Sequence[tuple[str, float | None]], keys: Mapping[str, str]) -> None:
+        for key, value in ops:
+            if value is None:
+                props.pop(key, None)
+                continue
+            kind = keys.get(key)
+            if kind is None:
+                raise ApiFailure(E.INVALID_REQUEST, f"Invalid configuration key {key}")
+            if kind == DOUBLE:
+                props[key] = java_double_to_string(value)
+            elif kind in (LONG, INT):
+                lo, hi = (LONG_MIN, LONG_MAX) if kind == LONG else (INT_MIN, INT_MAX)
+                integral = _java_cast(value + EPSILON, lo, hi)
+                if abs(float(integral) - value) > EPSILON:
+                    raise ApiFailure(E.INVALID_REQUEST, f"Configuration {key} must be a {kind} value")
+                props[key] = str(integral)
+            else:
+                raise _server_error()  # IllegalStateException("Unexpected config type STRING")
+
+    @staticmethod
+    def _validate(root: str, name: str, props: Mapping[str, str]) -> None:
+        """AdminZkClient.changeConfigs' DynamicConfig.{Client,User,Ip}.validate: failures are not ApiExceptions."""
+        if root == IPS:
+            keys = IP_KEYS
+        elif root == USERS and name != DEFAULT_ENTITY and "/clients" not in name:
+            keys = USER_KEYS
+        else:
+            keys = CLIENT_KEYS
+        for key, value in props.items():
+            kind = keys.get(key)
+            try:
+                if kind == LONG:
+                    _java_parse_integer(value, LONG_MIN, LONG_MAX)
+                elif kind == INT and _java_parse_integer(value, INT_MIN, INT_MAX) < 0:
+                    raise ValueError(value)  # connection_creation_rate: Range.atLeast(0)
+                elif kind == DOUBLE:
+                    java_parse_double(value)
+                elif kind is None:
+                    raise ValueError(key)  # "requirement failed: Unknown Dynamic Configuration"
+            except ValueError:
+                raise _server_error() from None
+
+    def _alter_entity(
+        self, components: Sequence[tuple[str, str | None]], ops: Sequence[tuple[str, float | None]], validate_only: bool
+    ) -> None:
+        root, name, keys, user_client = self._target(components)
+        path = f"{paths.CONFIG}/{root}/{name}"
+        for _ in range(WRITE_ATTEMPTS):
+            found = self.session.get(path)
+            try:
+                props = _decode_props(path, found[0]) if found is not None else {}
+            except ZnodeFormatError:
+                raise _server_error() from None
+            self._apply(props, ops, keys)
+            if validate_only:
+                return
+            self._validate(root, name, props)
+            version = found[1].version if found is not None else None
+            if self._commit(root, name, props, version, user_client):
+                return
+        raise ApiFailure(E.STALE_CONTROLLER_EPOCH, f"Cannot set entity configs for {root} {name}: concurrent updates.")
+
+    def _notification(self, root: str, name: str) -> Create:
+        return Create(
+            f"{paths.CONFIG_CHANGES}/{paths.CONFIG_CHANGE_PREFIX}",
+            ConfigChangeNotification(f"{root}/{name}").encode(),
+            sequential=True,
+        )
+
+    def _deletions(self, root: str, name: str, version: int | None, user_client: bool) -> list[Op] | None:
+        """AdminZkClient.tryCleanQuotaNodes: the nodes to delete (leaf first), or None when the node has children."""
+        path = f"{paths.CONFIG}/{root}/{name}"
+        if self.session.get_children(path):
+            return None
+        ops: list[Op] = [] if version is None else [Delete(path, version)]
+        if user_client and version is not None:
+            user, client = name.split("/", 1)[0], name.rsplit("/", 1)[1]
+            user_path = f"{paths.CONFIG}/{USERS}/{user}"
+            if self.session.get_children(f"{user_path}/clients") == [client]:
+                ops.append(Delete(f"{user_path}/clients"))
+                found = self.session.get(user_path)
+                user_props = _decode_props(user_path, found[0]) if found is not None else {}
+                if found is not None and not user_props and self.session.get_children(user_path) == [CLIENTS]:
+                    ops.append(Delete(user_path, found[1].version))
+        return ops
+
+    def _commit(self, root: str, name: str, props: Mapping[str, str], version: int | None, user_client: bool) -> bool:
+        """One multi; False when something moved underneath (the caller re-reads and retries)."""
+        path = f"{paths.CONFIG}/{root}/{name}"
+        ops: list[Op] | None = self._deletions(root, name, version, user_client) if not props else None
+        if ops is None:
+            found = self.session.get(paths.CONTROLLER)
+            # KafkaZkClient.setOrCreateEntityConfigs: ControllerMovedException -> STALE_CONTROLLER_EPOCH.
+            if found is None:
+                raise ApiFailure(
+                    E.STALE_CONTROLLER_EPOCH,
+                    f"Cannot set entity configs for {root} {name} when there is no controller.",
+                )
+            data, controller_stat = found
+            try:
+                kraft_epoch = int(orjson.loads(data or b"{}").get("kraftControllerEpoch", -1))
+            except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError):
+                kraft_epoch = -1
+            if kraft_epoch > 0:
+                raise ApiFailure(
+                    E.STALE_CONTROLLER_EPOCH,
+                    f"Cannot set entity configs for {root} {name} directly when there is a KRaft controller.",
+                )
+            payload = EntityConfig(dict(props)).encode()
+            if version is None:
+                self.session.ensure_persistent([path.rsplit("/", 1)[0]])
+            ops = [
+                Check(paths.CONTROLLER, controller_stat.version),
+                Create(path, payload) if version is None else SetData(path, payload, version),
+            ]
+        self.session.ensure_persistent([paths.CONFIG_CHANGES])
+        ops.append(self._notification(root, name))
+        results = self.session.call(
+            lambda: build_transaction(self.session.client, ops).commit_async(), what=f"alter quotas of {root} {name}"
+        )
+        failures = [r for r in results if isinstance(r, Exception) and not isinstance(r, RolledBackError)]
+        if not failures:
+            return True
+        failure = failures[0]
+        if isinstance(failure, BadVersionError | NoNodeError | NodeExistsError | NotEmptyError) and (
+            results[-1] is not failure
+        ):
+            return False
+        raise failure
