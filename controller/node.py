@@ -6,6 +6,7 @@ persistent paths, read or create the cluster id, register the broker, then join 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import threading
@@ -17,9 +18,9 @@ from controller.config import NodeConfig
 from controller.controller import Controller
 from controller.metadata_cache import MetadataCache
 from controller.metrics import NodeMetrics
-from controller.multiread import supports_multi_read
+from controller.multiread import read_data, supports_multi_read
 from controller.registration import Registrar, ensure_persistent_paths, get_or_create_cluster_id
-from controller.replicas import CatchUp, ReplicaManager
+from controller.replicas import CatchUp, ReplicaManager, Throttles
 from controller.wire import controlled_shutdown
 from controller.wire.acls_api import AclApis
 from controller.wire.apis import SUPPORTED, Apis, NodeView
@@ -29,10 +30,12 @@ from controller.wire.quotas_api import QuotaApis
 from controller.wire.runtime import WireRuntime
 from controller.wire.server import DEFAULT_MAX_FRAME
 from controller.zksession import ZkSession
-from zkmodel import ibp
+from zkmodel import ibp, paths
 from zkmodel.admin import TopicPartition
 from zkmodel.brokers import BrokerRegistration, EndPoint
+from zkmodel.configs import DEFAULT_ENTITY, EntityConfig
 from zkmodel.errorcodes import KafkaApiError
+from zkmodel.errors import ZnodeFormatError
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +108,7 @@ class Node:
                 CatchUp(
                     self.config.replica_catchup_bytes_per_partition, self.config.replica_catchup_rate_bytes_per_sec
                 ),
+                throttles=self._read_throttles,
             )
             self.replicas.start()
         if self.config.metrics_enabled:
@@ -152,6 +156,44 @@ class Node:
             else e
             for e in self.config.advertised_endpoints
         )
+
+    def _read_throttles(self, topics: set[str]) -> Throttles:
+        """Replication throttles from the dynamic configs: broker rates (per broker, else the cluster
+        default) and the topics' throttled-replica lists. Read only while something is catching up."""
+        assert self.cache is not None
+        brokers = sorted(self.cache.snapshot().brokers)
+        broker_paths = [paths.entity_config("brokers", str(b)) for b in brokers]
+        default_path = paths.entity_config("brokers", DEFAULT_ENTITY)
+        topic_paths = {t: paths.entity_config("topics", t) for t in sorted(topics)}
+        found = read_data(self.session.client, [*broker_paths, default_path, *topic_paths.values()], timeout=10)
+
+        def config(path: str) -> dict[str, str]:
+            result = found.get(path)
+            if result is None:
+                return {}
+            try:
+                return dict(EntityConfig.decode(path, result[0]).config)
+            except ZnodeFormatError:
+                return {}
+
+        default = config(default_path)
+        leader_rate: dict[int, float] = {}
+        follower_rate: dict[int, float] = {}
+        for broker, path in zip(brokers, broker_paths, strict=True):
+            merged = {**default, **config(path)}
+            for key, target in (("leader.replication.throttled.rate", leader_rate),
+                                ("follower.replication.throttled.rate", follower_rate)):  # fmt: skip
+                with contextlib.suppress(KeyError, ValueError):
+                    target[broker] = float(merged[key])
+        leader_replicas: dict[str, str] = {}
+        follower_replicas: dict[str, str] = {}
+        for topic, path in topic_paths.items():
+            cfg = config(path)
+            if "leader.replication.throttled.replicas" in cfg:
+                leader_replicas[topic] = cfg["leader.replication.throttled.replicas"]
+            if "follower.replication.throttled.replicas" in cfg:
+                follower_replicas[topic] = cfg["follower.replication.throttled.replicas"]
+        return Throttles(leader_rate, follower_rate, leader_replicas, follower_replicas)
 
     def _reregister(self) -> None:
         """After a session expiry: a new registration, hence a new broker epoch (Kafka's

@@ -26,6 +26,29 @@ ALTER_PARTITION_VERSION = 2
 
 
 @dataclass(frozen=True)
+class Throttles:
+    """Replication throttles as Kafka configures them: per-broker rates (bytes/s) and, per topic, which
+    ``partition:broker`` replicas they apply to ("*" = all)."""
+
+    leader_rate: dict[int, float]
+    follower_rate: dict[int, float]
+    leader_replicas: dict[str, str]
+    follower_replicas: dict[str, str]
+
+    @staticmethod
+    def applies(spec: str | None, partition: int, broker: int) -> bool:
+        if not spec:
+            return False
+        if spec.strip() == "*":
+            return True
+        wanted = f"{partition}:{broker}"
+        return any(item.strip() == wanted for item in spec.split(","))
+
+
+NO_THROTTLES = Throttles({}, {}, {}, {})
+
+
+@dataclass(frozen=True)
 class CatchUp:
     bytes_per_partition: int
     rate_bytes_per_sec: int
@@ -45,15 +68,18 @@ class ReplicaManager:
         catch_up: CatchUp,
         *,
         tick_seconds: float = 0.1,
+        throttles: Callable[[set[str]], Throttles] = lambda _topics: NO_THROTTLES,
     ) -> None:
+        self.throttles = throttles
         self.broker_id = broker_id
         self.cache = cache
         self.broker_epoch = broker_epoch
         self.listener = listener
         self.catch_up = catch_up
         self.tick_seconds = tick_seconds
-        #: (topic, partition, follower, leader_epoch) -> when the follower started catching up
-        self._since: dict[tuple[str, int, int, int], float] = {}
+        #: (topic, partition, follower, leader_epoch) -> bytes the follower has copied so far
+        self._copied: dict[tuple[str, int, int, int], float] = {}
+        self._last_step: float | None = None
         self._client: KafkaClient | None = None
         self._client_for: int | None = None
         self._stopped = threading.Event()
@@ -78,41 +104,71 @@ class ReplicaManager:
             except Exception:
                 log.exception("BK-UNEXPECTED replica manager of broker %d failed", self.broker_id)
 
-    def ready(self, snapshot: Any, now: float) -> dict[tuple[str, str, int], tuple[int, tuple[int, ...], int]]:
+    def ready(
+        self, snapshot: Any, now: float, throttles: Throttles = NO_THROTTLES
+    ) -> dict[tuple[str, str, int], tuple[int, tuple[int, ...], int]]:
         """Partitions this broker leads whose lagging live followers have caught up: the new ISR for each.
 
         Keyed by (topic, topic id, partition); the value is (leader epoch, new ISR, partition epoch).
+        Followers copy ``bytes_per_partition`` at the catch-up rate, or slower where a leader or follower
+        replication throttle applies; a throttle's bandwidth is shared by the replicas it throttles.
         """
-        out = {}
-        seen: set[tuple[str, int, int, int]] = set()
+        elapsed = 0.0 if self._last_step is None else max(0.0, now - self._last_step)
+        self._last_step = now
+        lagging: list[tuple[Any, Any, int]] = []
         for topic in snapshot.topics.values():
             if not topic.topic_id or not is_valid_uuid(topic.topic_id):
                 continue  # AlterPartition v2+ names topics by id (IBP >= 2.8-IV0)
             for p in topic.partitions.values():
                 if p.leader != self.broker_id:
                     continue
-                caught_up = []
                 for follower in p.replicas:
-                    if follower in p.isr or follower not in snapshot.brokers:
-                        continue
-                    key = (topic.name, p.partition, follower, p.leader_epoch)
-                    seen.add(key)
-                    started = self._since.setdefault(key, now)
-                    if now - started >= self.catch_up.seconds:
-                        caught_up.append(follower)
-                if caught_up:
-                    out[(topic.name, topic.topic_id, p.partition)] = (
-                        p.leader_epoch,
-                        (*p.isr, *caught_up),
-                        p.partition_epoch,
-                    )
-        for key in set(self._since) - seen:
-            del self._since[key]  # joined the ISR, went away, or a new leader epoch restarted the clock
+                    if follower not in p.isr and follower in snapshot.brokers:
+                        lagging.append((topic, p, follower))
+        leader_throttled = {
+            (t.name, p.partition, f)
+            for t, p, f in lagging
+            if throttles.applies(throttles.leader_replicas.get(t.name), p.partition, self.broker_id)
+        }
+        follower_throttled = {
+            (t.name, p.partition, f)
+            for t, p, f in lagging
+            if throttles.applies(throttles.follower_replicas.get(t.name), p.partition, f)
+        }
+        per_follower: dict[int, int] = {}
+        for _t, _p, f in follower_throttled:
+            per_follower[f] = per_follower.get(f, 0) + 1
+        out: dict[tuple[str, str, int], tuple[int, tuple[int, ...], int]] = {}
+        seen: set[tuple[str, int, int, int]] = set()
+        for topic, p, follower in lagging:
+            rate = float(self.catch_up.rate_bytes_per_sec)
+            replica = (topic.name, p.partition, follower)
+            if replica in leader_throttled and self.broker_id in throttles.leader_rate:
+                rate = min(rate, throttles.leader_rate[self.broker_id] / len(leader_throttled))
+            if replica in follower_throttled and follower in throttles.follower_rate:
+                rate = min(rate, throttles.follower_rate[follower] / per_follower[follower])
+            key = (topic.name, p.partition, follower, p.leader_epoch)
+            seen.add(key)
+            copied = self._copied[key] = self._copied.get(key, 0.0) + rate * elapsed
+            if copied >= self.catch_up.bytes_per_partition or self.catch_up.rate_bytes_per_sec <= 0:
+                entry = out.setdefault(
+                    (topic.name, topic.topic_id, p.partition), (p.leader_epoch, p.isr, p.partition_epoch)
+                )
+                out[(topic.name, topic.topic_id, p.partition)] = (entry[0], (*entry[1], follower), entry[2])
+        for key in set(self._copied) - seen:
+            del self._copied[key]  # joined the ISR, went away, or a new leader epoch restarted the copy
         return out
 
     def step(self) -> int:
         snapshot = self.cache.snapshot()
-        ready = self.ready(snapshot, time.monotonic())
+        lagging_topics = {
+            t.name
+            for t in snapshot.topics.values()
+            for p in t.partitions.values()
+            if p.leader == self.broker_id and any(r not in p.isr and r in snapshot.brokers for r in p.replicas)
+        }
+        throttles = self.throttles(lagging_topics) if lagging_topics else NO_THROTTLES
+        ready = self.ready(snapshot, time.monotonic(), throttles)
         if not ready:
             return 0
         client = self._controller_client(snapshot)

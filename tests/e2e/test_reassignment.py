@@ -3,7 +3,9 @@ and brokers leaving and rejoining the ISR."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kafka import TopicPartition as KTP
@@ -104,3 +106,55 @@ def _controller(zk) -> int:  # type: ignore[no-untyped-def]
     found = controller_id(zk)
     assert found is not None
     return found
+
+
+def test_replication_throttle_holds_a_move_until_it_is_removed(tmp_path: Path) -> None:
+    """Kafka's throttles: a follower rate on the target broker plus the topic's throttled-replica list."""
+    from confluent_kafka.admin import (  # type: ignore[attr-defined]
+        AdminClient,
+        AlterConfigOpType,
+        ConfigEntry,
+        ConfigResource,
+    )
+    from kazoo.client import KazooClient
+
+    stack = Stack(nodes=3, data_dir=tmp_path / "s")
+    stack.start()
+    try:
+        zk = KazooClient(hosts=stack.zookeeper)
+        zk.start(timeout=20)
+        bootstrap = ",".join(f"127.0.0.1:{n.port}" for n in stack.nodes)
+        ck = AdminClient({"bootstrap.servers": bootstrap})
+        kp = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=60000)
+        kp.create_topics([NewTopic("slow", num_partitions=1, replication_factor=1)], timeout_ms=30000)
+        origin = TopicAssignment.decode("t", zk.get(paths.topic("slow"))[0]).partitions[0][0]
+        target = next(b for b in (1, 2, 3) if b != origin)
+
+        def alter(resource: Any, entries: list[Any]) -> None:
+            for future in ck.incremental_alter_configs(
+                [ConfigResource(resource[0], resource[1], incremental_configs=entries)]
+            ).values():
+                future.result(timeout=30)  # fmt: skip
+
+        # 1 byte/s: the 10 MiB catch-up cannot finish while the throttle is in place.
+        alter(("BROKER", str(target)), [ConfigEntry("follower.replication.throttled.rate", "1",
+                                                   incremental_operation=AlterConfigOpType.SET)])  # fmt: skip
+        alter(("TOPIC", "slow"), [ConfigEntry("follower.replication.throttled.replicas", f"0:{target}",
+                                             incremental_operation=AlterConfigOpType.SET)])  # fmt: skip
+        kp.alter_partition_reassignments({KTP("slow", 0): [target]})
+        for _ in range(3):  # the unthrottled catch-up would have finished long before this
+            time.sleep(1)
+            assert KTP("slow", 0) in kp.list_partition_reassignments()
+
+        alter(("TOPIC", "slow"), [ConfigEntry("follower.replication.throttled.replicas", "",
+                                             incremental_operation=AlterConfigOpType.DELETE)])  # fmt: skip
+
+        def done() -> bool:
+            return TopicAssignment.decode("t", zk.get(paths.topic("slow"))[0]).partitions[0] == (target,)
+
+        wait_for(done, 60, "the move to complete once the throttle is gone")
+        kp.close()
+        zk.stop()
+        zk.close()
+    finally:
+        stack.stop()

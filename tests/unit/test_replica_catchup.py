@@ -1,0 +1,63 @@
+"""The leader-side catch-up model: copy progress, ISR growth, and replication throttles."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from controller.replicas import CatchUp, ReplicaManager, Throttles
+
+TOPIC_ID = "W3mXDtj1RsWmsEhQrZjN5g"
+
+
+def snapshot(isr: tuple[int, ...] = (1,), replicas: tuple[int, ...] = (1, 2), partitions: int = 1) -> Any:
+    parts = {
+        p: SimpleNamespace(partition=p, replicas=replicas, isr=isr, leader=1, leader_epoch=4, partition_epoch=7)
+        for p in range(partitions)
+    }
+    topic = SimpleNamespace(name="t", topic_id=TOPIC_ID, partitions=parts)
+    return SimpleNamespace(topics={"t": topic}, brokers={1: object(), 2: object()}, controller_id=1)
+
+
+def manager(rate: int = 100) -> ReplicaManager:
+    return ReplicaManager(1, None, lambda: 1, "PLAINTEXT", CatchUp(bytes_per_partition=1000, rate_bytes_per_sec=rate))
+
+
+def test_follower_joins_once_it_copied_the_partition() -> None:
+    m = manager(rate=100)  # 1000 bytes at 100 B/s: 10 s
+    snap = snapshot()
+    assert m.ready(snap, 0.0) == {}
+    assert m.ready(snap, 9.0) == {}
+    assert m.ready(snap, 10.5) == {("t", TOPIC_ID, 0): (4, (1, 2), 7)}  # leader epoch, grown ISR, partition epoch
+
+
+def test_a_replica_in_the_isr_or_on_a_dead_broker_is_not_tracked() -> None:
+    m = manager()
+    assert m.ready(snapshot(isr=(1, 2)), 0.0) == {}
+    dead = snapshot(replicas=(1, 3))  # broker 3 is not registered
+    assert m.ready(dead, 0.0) == {} and m.ready(dead, 100.0) == {}
+
+
+def test_follower_throttle_slows_the_copy_and_is_shared() -> None:
+    throttled = Throttles({}, {2: 50.0}, {}, {"t": "*"})  # 50 B/s shared by the two lagging partitions
+    m = manager(rate=1000)
+    snap = snapshot(partitions=2)
+    m.ready(snap, 0.0, throttled)
+    assert m.ready(snap, 39.0, throttled) == {}  # 25 B/s each: 1000 bytes need 40 s
+    assert len(m.ready(snap, 41.0, throttled)) == 2
+
+
+def test_leader_throttle_applies_only_to_listed_replicas() -> None:
+    m = manager(rate=1000)
+    snap = snapshot(partitions=2)
+    throttles = Throttles({1: 10.0}, {}, {"t": "0:1"}, {})  # only partition 0 is throttled on leader 1
+    m.ready(snap, 0.0, throttles)
+    ready = m.ready(snap, 2.0, throttles)
+    assert set(ready) == {("t", TOPIC_ID, 1)}
+
+
+def test_applies_matches_kafka_throttled_replica_lists() -> None:
+    assert Throttles.applies("*", 3, 7)
+    assert Throttles.applies("0:1, 3:7", 3, 7)
+    assert not Throttles.applies("0:1,3:8", 3, 7)
+    assert not Throttles.applies("", 3, 7) and not Throttles.applies(None, 3, 7)
