@@ -3,10 +3,7 @@ the znodes and change notifications must be byte-for-byte what Kafka's AclAuthor
 
 from __future__ import annotations
 
-import io
 import json
-import socket
-import struct
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,14 +12,14 @@ from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
-from kio.index import load_request_schema, load_response_schema
-from kio.serial import entity_reader, entity_writer
+from kio.index import load_request_schema
 
 from controller import acl_store
 from controller.wire.acls_api import AclApis
 from controller.wire.apis import Apis, NodeView
 from controller.wire.runtime import WireRuntime
 from controller.zksession import ZkSession
+from tests.wireutil import call
 from zkmodel.acls import AclEntry, AclOperation, PatternType, PermissionType, ResourcePattern, ResourceType
 from zkmodel.brokers import EndPoint
 
@@ -67,28 +64,6 @@ def server(zk_hosts: str, zk: KazooClient) -> Iterator[Server]:
     finally:
         runtime.stop()
         session.close()
-
-
-def call(port: int, key: int, version: int, body: Any) -> Any:
-    req_cls = load_request_schema(key, version)
-    buf = io.BytesIO()
-    header_cls = req_cls.__header_schema__
-    header_fields: dict[str, Any] = {"request_api_key": key, "request_api_version": version, "correlation_id": 7}
-    header_fields |= {"client_id": "test"} if "client_id" in header_cls.__dataclass_fields__ else {}
-    entity_writer(header_cls)(buf, header_cls(**header_fields))
-    entity_writer(req_cls)(buf, body)
-    payload = buf.getvalue()
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        s.sendall(struct.pack(">i", len(payload)) + payload)
-        size = struct.unpack(">i", s.recv(4, socket.MSG_WAITALL))[0]
-        data = b""
-        while len(data) < size:
-            data += s.recv(size - len(data))
-    resp_cls = load_response_schema(key, version)
-    header, offset = entity_reader(resp_cls.__header_schema__)(data, 0)
-    assert header.correlation_id == 7
-    resp, _ = entity_reader(resp_cls)(data, offset)
-    return resp
 
 
 def request_cls(key: int, version: int) -> Any:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import io
-import socket
-import struct
 import sys
 from collections.abc import Iterator
 from types import SimpleNamespace
@@ -13,14 +10,14 @@ from typing import Any
 import orjson
 import pytest
 from kazoo.client import KazooClient
-from kio.index import load_request_schema, load_response_schema
-from kio.serial import entity_reader, entity_writer
+from kio.index import load_request_schema
 
 from controller.registration import ensure_persistent_paths
 from controller.wire.apis import Apis, NodeView
 from controller.wire.quotas_api import SUPPORTED_QUOTAS, QuotaApis, java_double_to_string, java_parse_double
 from controller.wire.runtime import WireRuntime
 from controller.zksession import ZkSession
+from tests.wireutil import call
 from zkmodel.brokers import EndPoint
 
 pytestmark = pytest.mark.integration
@@ -55,28 +52,6 @@ def server(zk: KazooClient, zk_hosts: str) -> Iterator[tuple[int, KazooClient]]:
     finally:
         runtime.stop()
         session.close()
-
-
-def call(port: int, key: int, version: int, **fields: Any) -> Any:
-    req_cls = load_request_schema(key, version)
-    buf = io.BytesIO()
-    header_cls = req_cls.__header_schema__
-    header_fields: dict[str, Any] = {"request_api_key": key, "request_api_version": version, "correlation_id": 7}
-    header_fields |= {"client_id": "test"} if "client_id" in header_cls.__dataclass_fields__ else {}
-    entity_writer(header_cls)(buf, header_cls(**header_fields))
-    entity_writer(req_cls)(buf, req_cls(**fields))
-    payload = buf.getvalue()
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        s.sendall(struct.pack(">i", len(payload)) + payload)
-        size = struct.unpack(">i", s.recv(4, socket.MSG_WAITALL))[0]
-        data = b""
-        while len(data) < size:
-            data += s.recv(size - len(data))
-    resp_cls = load_response_schema(key, version)
-    header, offset = entity_reader(resp_cls.__header_schema__)(data, 0)
-    assert header.correlation_id == 7
-    body, _ = entity_reader(resp_cls)(data, offset)
-    return body
 
 
 def mod(key: int, version: int) -> Any:

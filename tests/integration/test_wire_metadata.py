@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import io
-import socket
-import struct
 import uuid
 from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from kio.index import load_request_schema, load_response_schema
-from kio.serial import entity_reader, entity_writer
+from kio.index import load_request_schema
 
 from controller.wire.apis import SUPPORTED, Apis, NodeView
 from controller.wire.runtime import WireRuntime
+from tests.wireutil import call
 from zkmodel.brokers import BrokerRegistration, EndPoint
 
 pytestmark = pytest.mark.integration
@@ -58,28 +55,6 @@ def port() -> Iterator[int]:
     runtime = WireRuntime(Apis(NodeView(1, "my-cluster", Cache(), None, 1, 1)).handlers(), SUPPORTED, max_frame=1 << 20)
     yield runtime.start([EndPoint("PLAINTEXT", "127.0.0.1", 0, "PLAINTEXT")])[0].port
     runtime.stop()
-
-
-def call(port: int, key: int, version: int, **fields: Any) -> Any:
-    req_cls = load_request_schema(key, version)
-    buf = io.BytesIO()
-    header_cls = req_cls.__header_schema__
-    header_fields: dict[str, Any] = {"request_api_key": key, "request_api_version": version, "correlation_id": 42}
-    header_fields |= {"client_id": "test"} if "client_id" in header_cls.__dataclass_fields__ else {}
-    entity_writer(header_cls)(buf, header_cls(**header_fields))
-    entity_writer(req_cls)(buf, req_cls(**fields))
-    payload = buf.getvalue()
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-        s.sendall(struct.pack(">i", len(payload)) + payload)
-        size = struct.unpack(">i", s.recv(4, socket.MSG_WAITALL))[0]
-        data = b""
-        while len(data) < size:
-            data += s.recv(size - len(data))
-    resp_cls = load_response_schema(key, version)
-    header, offset = entity_reader(resp_cls.__header_schema__)(data, 0)
-    assert header.correlation_id == 42
-    body, _ = entity_reader(resp_cls)(data, offset)
-    return body
 
 
 def topic_request(version: int, names: list[str] | None) -> Any:
