@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from kazoo.protocol.states import EventType, KazooState, WatchedEvent
 
 from controller import events as ev
-from controller.context import ControllerContext, LiveBroker
+from controller.context import ControllerContext, LiveBroker, PartitionInfo
 from controller.election import active_controller, release_own_controller_znode, try_elect
 from controller.failover import LoadReport, load_brokers, load_context, load_topics
 from controller.leadership import IsrResult, IsrUpdate, Leadership
@@ -47,6 +47,7 @@ from zkmodel.errorcodes import KafkaApiError, KafkaError
 from zkmodel.errors import ZnodeFormatError
 from zkmodel.notifications import IsrChangeNotification
 from zkmodel.reassignment import ReplicaAssignment
+from zkmodel.topics import TopicAssignment
 from zkmodel.uuid import random_uuid
 
 log = logging.getLogger(__name__)
@@ -221,6 +222,8 @@ class Controller:
                 return self._topic_change()
             case ev.TopicDeletion():
                 return self._topic_deletion()
+            case ev.PartitionModifications(topic=topic):
+                return self._partition_modifications(topic)
             case ev.ZkReassignment(created=created):
                 self._watch_reassign_znode()
                 if not created:
@@ -357,7 +360,13 @@ class Controller:
         # Watches first, then read (Kafka registers its handlers before reading): a change between the two
         # fires an event that the diff-based handlers reconcile right after this failover.
         self._register_watches()
-        ctx, report = load_context(self.session, epoch, epoch_zk_version, uses_topic_ids=self.uses_topic_ids)
+        ctx, report = load_context(
+            self.session,
+            epoch,
+            epoch_zk_version,
+            uses_topic_ids=self.uses_topic_ids,
+            before_reading_topics=self._watch_topics,
+        )
         writer = FencedWriter(self.session, epoch, epoch_zk_version)
         active = Active(ctx, writer, self.session, self.uses_topic_ids)
         self.active = active
@@ -406,6 +415,38 @@ class Controller:
         s.exists(paths.PREFERRED_REPLICA_ELECTION, watch=self._enqueue(ev.PreferredElectionZnode()))
         s.get_children(paths.ISR_CHANGE_NOTIFICATION, watch=self._enqueue(ev.IsrChangeNotification()))
 
+    def _on_topic_watch(self, watched: WatchedEvent) -> None:
+        if watched.path:  # kazoo's connection-reset event has no path; the TopicChange re-list covers it
+            self._queue.put(ev.PartitionModifications(watched.path.rsplit("/", 1)[1]))
+
+    def _watch_topics(self, names: Collection[str]) -> None:
+        """A data watch per topic znode, set in one pipelined burst (Kafka registers these at failover)."""
+        client = self.session.client
+        pending = [client.exists_async(paths.topic(n), watch=self._on_topic_watch) for n in names]
+        for result in pending:
+            result.get(timeout=self.session.request_timeout_s)
+
+    def _partition_modifications(self, topic: str) -> str:
+        """Kafka's processPartitionModifications: create the partitions a legacy tool added to the znode."""
+        assert self.active is not None
+        ctx = self.active.ctx
+        found = self.session.get(paths.topic(topic), watch=self._on_topic_watch)
+        known = ctx.topics.get(topic)
+        if found is None or known is None or topic in ctx.topics_to_delete:
+            return ""
+        try:
+            znode = TopicAssignment.decode(paths.topic(topic), found[0])
+        except ZnodeFormatError as exc:
+            log.error("ignoring %s", exc)
+            return ""
+        added = {p: r for p, r in znode.partitions.items() if p not in known.partitions}
+        if not added:
+            return ""
+        for p, replicas in added.items():
+            known.partitions[p] = PartitionInfo(ReplicaAssignment(replicas))
+        self.active.leadership.trigger_online()
+        return f"partitions {sorted(added)} added to topic {topic} outside the controller"
+
     # -- watch handlers ------------------------------------------------------------------------------------------
     def _broker_change(self) -> str:
         assert self.active is not None
@@ -439,6 +480,7 @@ class Controller:
         if not added:
             return f"topics removed outside the controller: {removed}" if removed else ""
         report = LoadReport()
+        self._watch_topics(added)
         loaded = load_topics(self.session, added, report)
         ctx.topics.update(loaded)
         upgrade = [n for n, t in loaded.items() if (self.uses_topic_ids and t.topic_id is None)]
@@ -549,6 +591,7 @@ class Controller:
                     assignment = plan_topic(a.ctx, topic)
                     if not validate_only:
                         create_topic(a.ctx, a.writer, topic, assignment, uses_topic_ids=self.uses_topic_ids)
+                        self._watch_topics([topic.name])
                     out[topic.name] = (E.NONE, None)
                 except KafkaApiError as exc:
                     out[topic.name] = (exc.error, exc.message)

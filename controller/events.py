@@ -34,6 +34,13 @@ class TopicChange:
 
 
 @dataclass(frozen=True)
+class PartitionModifications:
+    """A topic znode changed (Kafka's PartitionModificationsHandler): maybe partitions were added."""
+
+    topic: str
+
+
+@dataclass(frozen=True)
 class TopicDeletion:
     pass
 
@@ -93,6 +100,7 @@ Event = (
     | ControllerChange
     | BrokerChange
     | TopicChange
+    | PartitionModifications
     | TopicDeletion
     | ZkReassignment
     | PreferredElectionZnode

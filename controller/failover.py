@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from controller.context import ControllerContext, LiveBroker, PartitionInfo, TopicInfo
@@ -90,14 +91,23 @@ def load_topics(session: ZkSession, names: list[str], report: LoadReport) -> dic
 
 
 def load_context(
-    session: ZkSession, epoch: int, epoch_zk_version: int, *, uses_topic_ids: bool
+    session: ZkSession,
+    epoch: int,
+    epoch_zk_version: int,
+    *,
+    uses_topic_ids: bool,
+    before_reading_topics: Callable[[list[str]], None] | None = None,
 ) -> tuple[ControllerContext, LoadReport]:
+    """``before_reading_topics`` runs between listing the topics and reading them, so per-topic watches set
+    there cannot miss a change made in between (Kafka's order)."""
     started = time.monotonic()
     report = LoadReport()
     ctx = ControllerContext(epoch, epoch_zk_version)
     ctx.live_brokers = load_brokers(session)
-    names = session.get_children(paths.BROKER_TOPICS) or []
-    ctx.topics = load_topics(session, sorted(names), report)
+    names = sorted(session.get_children(paths.BROKER_TOPICS) or [])
+    if before_reading_topics is not None:
+        before_reading_topics(names)
+    ctx.topics = load_topics(session, names, report)
     ctx.topics_to_delete = set(session.get_children(paths.DELETE_TOPICS) or [])
     legacy = session.get(paths.REASSIGN_PARTITIONS)
     if legacy is not None:

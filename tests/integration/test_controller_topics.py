@@ -185,3 +185,22 @@ def test_scenario_12_controller_moved_mid_operation_resigns(zk_hosts: str, zk: K
         assert zk.exists(paths.topic("t")) is None  # nothing written
         wait_for(lambda: "resigned: controller moved" in controller.last_status or controller.is_active, what="resign")
         assert "resigned: controller moved" in controller.last_status
+
+
+def test_partitions_added_by_a_legacy_tool_get_states(zk_hosts: str, zk: KazooClient) -> None:
+    """Kafka's PartitionModificationsHandler: AdminZkClient.addPartitions only rewrites the topic znode."""
+    with cluster(zk_hosts, zk) as c:
+        for b in (0, 1):
+            c.start_broker(b)
+        controller = c.active()
+        controller.create_topics([NewTopic("grow", assignment={0: [0, 1]})])
+        topic = c.assignment("grow")
+        grown = TopicAssignment({**topic.partitions, 1: (1, 0), 2: (0, 1)}, topic_id=topic.topic_id)
+        zk.set(paths.topic("grow"), grown.encode())
+        wait_for(lambda: zk.exists(paths.partition_state("grow", 2)) is not None, what="states for added partitions")
+        assert c.state("grow", 1).leader == 1 and c.state("grow", 2).isr == (0, 1)
+        assert c.state("grow", 0).leader_epoch == 0  # existing partitions untouched
+        # A second controller loads the new partitions as its own.
+        c.start_broker(2)
+        c.stop_broker(controller.broker_id)
+        assert sorted(c.active().snapshot().topics["grow"].partitions) == [0, 1, 2]
