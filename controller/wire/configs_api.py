@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
+from kazoo.protocol.states import ZnodeStat
 
 from controller.wire.apis import NodeView, code
 from controller.wire.codec import Request, build, entity
@@ -61,6 +62,27 @@ class ApiFailure(Exception):
         self.message = message
 
 
+def controller_for_config_write(session: ZkSession, what: str) -> ZnodeStat:
+    """The ``/controller`` stat an entity-config multi must check (KafkaZkClient.setOrCreateEntityConfigs).
+
+    Kafka throws ControllerMovedException without a ZooKeeper-mode controller, and ApiError.fromThrowable
+    maps that to STALE_CONTROLLER_EPOCH (11), not NOT_CONTROLLER.
+    """
+    found = session.get(paths.CONTROLLER)
+    if found is None:
+        raise ApiFailure(E.STALE_CONTROLLER_EPOCH, f"Cannot set entity configs for {what} when there is no controller.")
+    data, controller_stat = found
+    try:
+        kraft_epoch = int(orjson.loads(data or b"{}").get("kraftControllerEpoch", -1))
+    except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError):
+        kraft_epoch = -1
+    if kraft_epoch > 0:
+        raise ApiFailure(
+            E.STALE_CONTROLLER_EPOCH, f"Cannot set entity configs for {what} directly when there is a KRaft controller."
+        )
+    return controller_stat
+
+
 def _type_name(resource_type: int) -> str:
     return RESOURCE_TYPE_NAMES.get(resource_type, "UNKNOWN")
 
@@ -101,23 +123,7 @@ class ConfigApis:
     def _write(self, entity_type: str, name: str, config: Mapping[str, str], version: int | None) -> bool:
         """One multi; False when the config znode or /controller moved on (the caller re-reads and retries)."""
         what = f"{entity_type} {name}"
-        found = self.session.get(paths.CONTROLLER)
-        # Kafka (KafkaZkClient.setOrCreateEntityConfigs) throws ControllerMovedException here, and
-        # ApiError.fromThrowable maps that to STALE_CONTROLLER_EPOCH (11), not NOT_CONTROLLER.
-        if found is None:
-            raise ApiFailure(
-                E.STALE_CONTROLLER_EPOCH, f"Cannot set entity configs for {what} when there is no controller."
-            )
-        data, controller_stat = found
-        try:
-            kraft_epoch = int(orjson.loads(data or b"{}").get("kraftControllerEpoch", -1))
-        except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError):
-            kraft_epoch = -1
-        if kraft_epoch > 0:
-            raise ApiFailure(
-                E.STALE_CONTROLLER_EPOCH,
-                f"Cannot set entity configs for {what} directly when there is a KRaft controller.",
-            )
+        controller_stat = controller_for_config_write(self.session, what)
         path = paths.entity_config(entity_type, name)
         payload = EntityConfig(dict(config)).encode()
         if version is None:

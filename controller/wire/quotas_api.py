@@ -21,12 +21,12 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-import orjson
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, NotEmptyError, RolledBackError
 
 from controller import multiread
 from controller.wire.apis import NodeView, code
 from controller.wire.codec import Request, build, entity
+from controller.wire.configs_api import ApiFailure, controller_for_config_write
 from controller.wire.server import Connection, Handler
 from controller.zkops import Check, Create, Delete, Op, SetData, build_transaction
 from controller.zksession import ZkSession
@@ -34,7 +34,6 @@ from zkmodel import errorcodes as E
 from zkmodel import paths
 from zkmodel.configs import CLIENTS, DEFAULT_ENTITY, IPS, USERS, ConfigChangeNotification, EntityConfig, desanitize
 from zkmodel.configs import sanitize as _sanitize
-from zkmodel.errorcodes import KafkaError
 from zkmodel.errors import ZnodeFormatError
 
 #: The versions kio has (both APIs: v0-1, identical apart from flexible encoding in v1).
@@ -64,13 +63,6 @@ INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 
 _JAVA_DOUBLE = re.compile(r"[+-]?(NaN|Infinity|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?[fFdD]?)")
 _JAVA_INTEGER = re.compile(r"[+-]?\d+")
-
-
-class ApiFailure(Exception):
-    def __init__(self, error: KafkaError, message: str | None) -> None:
-        super().__init__(message)
-        self.error = error
-        self.message = message
 
 
 def _server_error() -> ApiFailure:
@@ -472,23 +464,7 @@ class QuotaApis:
         path = f"{paths.CONFIG}/{root}/{name}"
         ops: list[Op] | None = self._deletions(root, name, version, user_client) if not props else None
         if ops is None:
-            found = self.session.get(paths.CONTROLLER)
-            # KafkaZkClient.setOrCreateEntityConfigs: ControllerMovedException -> STALE_CONTROLLER_EPOCH.
-            if found is None:
-                raise ApiFailure(
-                    E.STALE_CONTROLLER_EPOCH,
-                    f"Cannot set entity configs for {root} {name} when there is no controller.",
-                )
-            data, controller_stat = found
-            try:
-                kraft_epoch = int(orjson.loads(data or b"{}").get("kraftControllerEpoch", -1))
-            except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError):
-                kraft_epoch = -1
-            if kraft_epoch > 0:
-                raise ApiFailure(
-                    E.STALE_CONTROLLER_EPOCH,
-                    f"Cannot set entity configs for {root} {name} directly when there is a KRaft controller.",
-                )
+            controller_stat = controller_for_config_write(self.session, f"{root} {name}")
             payload = EntityConfig(dict(props)).encode()
             if version is None:
                 self.session.ensure_persistent([path.rsplit("/", 1)[0]])
