@@ -163,11 +163,11 @@ def _assign_rack_aware(
     rack_of: dict[int, str] = {}
     for broker in brokers:
         if broker.rack is None:
-            # Kafka raises AdminOperationException here. That class has no Kafka error code of its own
-            # (Kafka's ZK-mode broker would answer UNKNOWN_SERVER_ERROR); we report it as
-            # INVALID_REPLICA_ASSIGNMENT because the broker set cannot yield a valid assignment.
+            # Kafka raises AdminOperationException, which has no error code, so its ZK-mode broker
+            # answers UNKNOWN_SERVER_ERROR (ApiError.fromThrowable). We keep that code for clients'
+            # sake but, unlike Kafka, keep the message: it names the problem and leaks nothing.
             raise PlacementError(
-                "INVALID_REPLICA_ASSIGNMENT",
+                "UNKNOWN_SERVER_ERROR",
                 "Not all brokers have rack information for replica rack aware assignment.",
             )
         rack_of[broker.id] = broker.rack  # like Kafka's HashMap.put: a repeated id keeps the last rack

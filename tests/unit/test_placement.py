@@ -350,7 +350,7 @@ def test_assign_replicas_to_brokers_with_invalid_parameters() -> None:
         (
             10,
             5,
-            "INVALID_REPLICA_ASSIGNMENT",
+            "UNKNOWN_SERVER_ERROR",
             "Not all brokers have rack information for replica rack aware assignment.",
         ),
     ]
@@ -449,7 +449,7 @@ def test_empty_rack_name_counts_as_a_rack() -> None:
     # Optional.of("") is present in Kafka, so a broker with rack "" makes the placement rack-aware.
     with pytest.raises(PlacementError) as info:
         assign_replicas_to_brokers([BrokerMetadata(0, ""), BrokerMetadata(1)], 1, 1)
-    assert info.value.error_name == "INVALID_REPLICA_ASSIGNMENT"
+    assert info.value.error_name == "UNKNOWN_SERVER_ERROR"
 
 
 def test_error_checks_run_before_rack_check() -> None:
