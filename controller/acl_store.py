@@ -204,15 +204,15 @@ def read_resource(session: ZkSession, pattern: ResourcePattern) -> tuple[tuple[A
 def _create(session: ZkSession, path: str, data: bytes) -> bool:
     """createAclsForResourceIfNotExists: create (parents with null data) unless it exists."""
     try:
-        return session.create_only(path, data)
+        return session.create_only(path, data, write="acl")
     except NoNodeError:
         session.ensure_persistent([path.rsplit("/", 1)[0]])
-        return session.create_only(path, data)
+        return session.create_only(path, data, write="acl")
 
 
 def _set(session: ZkSession, path: str, data: bytes, version: int) -> bool:
     try:
-        session.set_if_version(path, data, version)
+        session.set_if_version(path, data, version, write="acl")
         return True
     except (BadVersionError, NoNodeError):
         return False
@@ -221,7 +221,7 @@ def _set(session: ZkSession, path: str, data: bytes, version: int) -> bool:
 def _delete(session: ZkSession, path: str, version: int) -> bool:
     """KafkaZkClient.conditionalDelete: gone already counts as done."""
     try:
-        session.call(lambda: session.client.delete_async(path, version), what=f"delete {path}")
+        session.call(lambda: session.client.delete_async(path, version), what=f"delete {path}", write="acl")
         return True
     except NoNodeError:
         return True
@@ -240,7 +240,7 @@ def notify_change(session: ZkSession, pattern: ResourcePattern) -> str:
 
     def create() -> str:
         created: str = session.call(
-            lambda: session.client.create_async(prefix, data, sequence=True), what=f"create {prefix}"
+            lambda: session.client.create_async(prefix, data, sequence=True), what=f"create {prefix}", write="acl"
         )
         return created
 

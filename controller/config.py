@@ -50,11 +50,13 @@ from __future__ import annotations
 import bisect
 import ipaddress
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from controller.security.plain import JaasConfig, parse_jaas_config
+from controller.security.settings import SUPPORTED_SASL_MECHANISMS, ListenerSasl, SaslCredentials, ZkDigest
 from zkmodel.brokers import SECURITY_PROTOCOLS, EndPoint
 from zkmodel.ibp import LATEST_PRODUCTION, MetadataVersion, parse_ibp_config, zk_migration_supported
 
@@ -416,6 +418,14 @@ FORWARDING_MIN_IBP = "bridgekeeper.forwarding.min.ibp"
 ZK_RETRY_DEADLINE_MS = "bridgekeeper.zk.retry.deadline.ms"
 REPLICA_CATCHUP_BYTES_PER_PARTITION = "bridgekeeper.replica.catchup.bytes.per.partition"
 REPLICA_CATCHUP_RATE_BYTES_PER_SEC = "bridgekeeper.replica.catchup.rate.bytes.per.sec"
+SASL_ENABLED_MECHANISMS = "sasl.enabled.mechanisms"
+SASL_MECHANISM_INTER_BROKER = "sasl.mechanism.inter.broker.protocol"
+AUTHORIZER_CLASS_NAME = "authorizer.class.name"
+ALLOW_EVERYONE_IF_NO_ACL_FOUND = "allow.everyone.if.no.acl.found"
+ZK_DIGEST = "bridgekeeper.zookeeper.digest"
+ZK_CONTROLLER_DIGEST = "bridgekeeper.zookeeper.controller.digest"
+#: The authorizer class names Kafka's ZooKeeper mode used; both mean our ACL authorizer.
+ACL_AUTHORIZERS = ("kafka.security.authorizer.AclAuthorizer", "kafka.security.auth.SimpleAclAuthorizer")
 
 KNOWN_KEYS: frozenset[str] = frozenset(
     {
@@ -449,6 +459,12 @@ KNOWN_KEYS: frozenset[str] = frozenset(
         ZK_RETRY_DEADLINE_MS,
         REPLICA_CATCHUP_BYTES_PER_PARTITION,
         REPLICA_CATCHUP_RATE_BYTES_PER_SEC,
+        SASL_ENABLED_MECHANISMS,
+        SASL_MECHANISM_INTER_BROKER,
+        AUTHORIZER_CLASS_NAME,
+        ALLOW_EVERYONE_IF_NO_ACL_FOUND,
+        ZK_DIGEST,
+        ZK_CONTROLLER_DIGEST,
     }
 )
 """Every key :func:`load_config` reads; anything else only produces a warning."""
@@ -712,6 +728,14 @@ class NodeConfig:
     replica_catchup_rate_bytes_per_sec: int
     raw: Mapping[str, str] = field(hash=False, repr=False)
     warnings: tuple[str, ...] = field(repr=False)
+    #: SASL server settings of each SASL_PLAINTEXT listener, by listener name.
+    sasl_listeners: Mapping[str, ListenerSasl] = field(hash=False, default_factory=dict)
+    #: Credentials for the inter-broker listener when it is a SASL listener.
+    inter_broker_sasl: SaslCredentials | None = None
+    acl_authorizer: bool = False
+    allow_everyone_if_no_acl_found: bool = False
+    zookeeper_digest: ZkDigest | None = None
+    zookeeper_controller_digest: ZkDigest | None = None
 
     @property
     def zookeeper_hosts(self) -> str:
@@ -880,6 +904,90 @@ def _super_users(values: _Values) -> tuple[str, ...]:
     return tuple(users)
 
 
+def _mechanisms(values: _Values, listener: str) -> tuple[str, tuple[str, ...]]:
+    """The listener's ``sasl.enabled.mechanisms`` (listener-prefixed first, as Kafka looks it up)."""
+    prefixed = f"listener.name.{listener.lower()}.{SASL_ENABLED_MECHANISMS}"
+    key = prefixed if prefixed in values.raw else SASL_ENABLED_MECHANISMS
+    text = values.string(key, "GSSAPI") or ""
+    mechanisms = tuple(dict.fromkeys(m for m in (_java_trim(x) for x in _java_split_csv(text)) if m))
+    if not mechanisms:
+        raise ConfigError.invalid(key, text, f"listener {listener} is a SASL listener but enables no SASL mechanism")
+    for m in mechanisms:
+        if m not in SUPPORTED_SASL_MECHANISMS:
+            raise ConfigError.invalid(
+                key, text, f"SASL mechanism {m} is not supported by bridgekeeper "
+                f"(supported: {', '.join(SUPPORTED_SASL_MECHANISMS)})",
+            )  # fmt: skip
+    return key, mechanisms
+
+
+def _jaas(values: _Values, listener: str, mechanism: str) -> tuple[str, JaasConfig | None]:
+    key = f"listener.name.{listener.lower()}.{mechanism.lower()}.sasl.jaas.config"
+    text = values.raw.get(key)
+    if text is None:
+        return key, None
+    try:
+        return key, parse_jaas_config(text)
+    except ValueError as exc:
+        raise ConfigError.invalid(key, "[hidden]", str(exc)) from None
+
+
+def _sasl(
+    values: _Values, listeners: Sequence[EndPoint], protocol_map: Mapping[str, str], inter: str
+) -> tuple[dict[str, ListenerSasl], SaslCredentials | None]:
+    """Kafka's SASL server settings per SASL listener, and the inter-broker client's credentials."""
+    result: dict[str, ListenerSasl] = {}
+    for ep in listeners:
+        protocol = protocol_map.get(ep.listener, ep.listener)
+        if protocol in ("SSL", "SASL_SSL"):
+            raise ConfigError.invalid(
+                LISTENERS, ep.connection_string,
+                f"listener {ep.listener} uses {protocol}: bridgekeeper serves PLAINTEXT and SASL_PLAINTEXT only "
+                "(terminate TLS in front of it)",
+            )  # fmt: skip
+        if not protocol.startswith("SASL_"):
+            continue
+        _key, mechanisms = _mechanisms(values, ep.listener)
+        users: dict[str, str] = {}
+        if "PLAIN" in mechanisms:
+            key, jaas = _jaas(values, ep.listener, "PLAIN")
+            if jaas is None:
+                raise ConfigError.invalid(
+                    key, "", f"Could not find a JAAS configuration for SASL/PLAIN on listener {ep.listener}; set "
+                    f"{key} to a PlainLoginModule entry with user_<name>=\"<password>\" options",
+                )  # fmt: skip
+            users = jaas.plain_users()
+        result[ep.listener] = ListenerSasl(mechanisms, MappingProxyType(users))
+    inter_sasl: SaslCredentials | None = None
+    if inter in result:
+        text = values.string(SASL_MECHANISM_INTER_BROKER, "GSSAPI") or ""
+        mechanism = _java_trim(text)
+        if mechanism not in result[inter].mechanisms:
+            raise ConfigError.invalid(
+                SASL_MECHANISM_INTER_BROKER, text,
+                f"{SASL_MECHANISM_INTER_BROKER} must be included in {SASL_ENABLED_MECHANISMS} when SASL is used "
+                f"for inter-broker communication (listener {inter} enables {', '.join(result[inter].mechanisms)})",
+            )  # fmt: skip
+        key, jaas = _jaas(values, inter, mechanism)
+        if jaas is None or not jaas.username or jaas.password is None:
+            raise ConfigError.invalid(
+                key, "", f"the inter-broker listener {inter} uses SASL/{mechanism}: {key} must give this node's "
+                "username and password",
+            )  # fmt: skip
+        inter_sasl = SaslCredentials(mechanism, jaas.username, jaas.password)
+    return result, inter_sasl
+
+
+def _digest(values: _Values, key: str) -> ZkDigest | None:
+    text = values.raw.get(key)
+    if text is None or not _java_trim(text):
+        return None
+    user, colon, password = _java_trim(text).partition(":")
+    if not colon or not user:
+        raise ConfigError.invalid(key, "[hidden]", "expected user:password (a ZooKeeper digest identity)")
+    return ZkDigest(user, password)
+
+
 def config_from_properties(raw: Mapping[str, str], *, warnings: tuple[str, ...] = ()) -> NodeConfig:
     """Validate a merged key/value map into a :class:`NodeConfig` (``warnings`` are carried in front)."""
     values = _Values(raw)
@@ -928,6 +1036,15 @@ def config_from_properties(raw: Mapping[str, str], *, warnings: tuple[str, ...] 
         )
 
     forwarding_min_ibp = values.ibp(FORWARDING_MIN_IBP, "3.4-IV0")
+    sasl_listeners, inter_sasl = _sasl(values, listeners, protocol_map, inter)
+    authorizer = values.string(AUTHORIZER_CLASS_NAME, "") or ""
+    if authorizer and authorizer not in ACL_AUTHORIZERS:
+        raise ConfigError.invalid(
+            AUTHORIZER_CLASS_NAME, authorizer,
+            f"bridgekeeper implements the ZooKeeper ACL authorizer only ({' or '.join(ACL_AUTHORIZERS)})",
+        )  # fmt: skip
+    zk_digest = _digest(values, ZK_DIGEST)
+    zk_controller_digest = _digest(values, ZK_CONTROLLER_DIGEST) or zk_digest
     metrics_host = values.string(METRICS_HOST, "127.0.0.1") or ""
     if not metrics_host:
         raise ConfigError.invalid(METRICS_HOST, "", "must name an address to bind (0.0.0.0 for all interfaces)")
@@ -975,6 +1092,12 @@ def config_from_properties(raw: Mapping[str, str], *, warnings: tuple[str, ...] 
         ),
         raw=MappingProxyType(dict(raw)),
         warnings=tuple(warning_list),
+        sasl_listeners=MappingProxyType(sasl_listeners),
+        inter_broker_sasl=inter_sasl,
+        acl_authorizer=bool(authorizer),
+        allow_everyone_if_no_acl_found=values.boolean(ALLOW_EVERYONE_IF_NO_ACL_FOUND, False),
+        zookeeper_digest=zk_digest,
+        zookeeper_controller_digest=zk_controller_digest,
     )
 
 

@@ -73,7 +73,9 @@ def try_elect(session: ZkSession, broker_id: int, version: ibp.MetadataVersion) 
         Create(paths.CONTROLLER, controller_payload(broker_id, version), ephemeral=True),
         SetData(paths.CONTROLLER_EPOCH, encode_controller_epoch(epoch + 1), zk_version),
     ]
-    results = session.call(lambda: build_transaction(session.client, ops).commit_async(), what="controller election")
+    results = session.call(
+        lambda: build_transaction(session.client, ops).commit_async(), what="controller election", write="election"
+    )
     if not any(isinstance(r, Exception) for r in results):
         stat = results[1]
         log.info("broker %d elected controller with epoch %d (epoch zkVersion %d)", broker_id, epoch + 1, stat.version)
@@ -98,7 +100,11 @@ def release_own_controller_znode(session: ZkSession) -> bool:
     if stat is None or stat.ephemeralOwner != session.session_id:
         return False
     try:
-        session.call(lambda: session.client.delete_async(paths.CONTROLLER, stat.version), what="release /controller")
+        session.call(
+            lambda: session.client.delete_async(paths.CONTROLLER, stat.version),
+            what="release /controller",
+            write="election",
+        )
     except (NoNodeError, BadVersionError):
         return False
     log.info("released /controller owned by this session (0x%x)", session.session_id)

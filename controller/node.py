@@ -16,24 +16,32 @@ from kazoo.client import KazooClient
 
 from controller.config import NodeConfig
 from controller.controller import Controller
+from controller.forwarding import ForwardingManager
 from controller.metadata_cache import MetadataCache
 from controller.metrics import NodeMetrics
 from controller.multiread import read_data, supports_multi_read
 from controller.registration import Registrar, ensure_persistent_paths, get_or_create_cluster_id
 from controller.replicas import CatchUp, ReplicaManager, Throttles
+from controller.security.authorizer import AclAuthorizer, AclCache
+from controller.security.scram import ScramCredential, credential_from_string
+from controller.security.settings import ZkDigest
 from controller.wire import controlled_shutdown
 from controller.wire.acls_api import AclApis
-from controller.wire.apis import SUPPORTED, Apis, NodeView
+from controller.wire.apis import Apis, NodeView, supported_apis
+from controller.wire.authz import ALLOW_ALL, Authz
 from controller.wire.client import ClientError, KafkaClient
 from controller.wire.configs_api import ConfigApis
+from controller.wire.dispatch import Dispatcher
 from controller.wire.quotas_api import QuotaApis
 from controller.wire.runtime import WireRuntime
+from controller.wire.sasl_api import SaslApis
+from controller.wire.scram_api import ScramApis
 from controller.wire.server import DEFAULT_MAX_FRAME
 from controller.zksession import ZkSession
 from zkmodel import ibp, paths
 from zkmodel.admin import TopicPartition
 from zkmodel.brokers import BrokerRegistration, EndPoint
-from zkmodel.configs import DEFAULT_ENTITY, EntityConfig
+from zkmodel.configs import DEFAULT_ENTITY, EntityConfig, sanitize
 from zkmodel.errorcodes import KafkaApiError
 from zkmodel.errors import ZnodeFormatError
 
@@ -44,15 +52,33 @@ class Node:
     def __init__(self, config: NodeConfig) -> None:
         self.config = config
         hosts = config.zookeeper_hosts + (config.zookeeper_chroot or "")
-        self.session = ZkSession(
-            hosts,
-            session_timeout_ms=config.zookeeper_session_timeout_ms,
-            retry_deadline_ms=config.zk_retry_deadline_ms,
-            name=f"node-{config.broker_id}",
+        self.forwarding_enabled = config.inter_broker_protocol_version >= config.forwarding_min_ibp
+        self.supported = supported_apis(forwarding=self.forwarding_enabled)
+        self.metrics = NodeMetrics(config.broker_id, self.supported)
+
+        def session(name: str, digest: ZkDigest | None) -> ZkSession:
+            s = ZkSession(
+                hosts,
+                session_timeout_ms=config.zookeeper_session_timeout_ms,
+                retry_deadline_ms=config.zk_retry_deadline_ms,
+                auth=[digest.auth] if digest else (),
+                name=name,
+            )
+            s.on_write = self.metrics.zk_write
+            return s
+
+        self.session = session(f"node-{config.broker_id}", config.zookeeper_digest)
+        #: The controller's own ZooKeeper identity, when it differs from the broker's (a separate session,
+        #: so ZooKeeper ACLs can tell the two apart: lockdown lets only this one write metadata).
+        self.controller_session = (
+            session(f"controller-{config.broker_id}", config.zookeeper_controller_digest)
+            if config.is_controller and config.zookeeper_controller_digest != config.zookeeper_digest
+            else self.session
         )
         self.registrar = Registrar(self.session, config.broker_id)
         self.controller: Controller | None = None
-        self.metrics = NodeMetrics(config.broker_id)
+        self.forwarder: ForwardingManager | None = None
+        self.acl_cache: AclCache | None = None
         self.metrics_port: int | None = None
         self.cluster_id = ""
         self.cache: MetadataCache | None = None
@@ -89,6 +115,8 @@ class Node:
         timeout = self.config.zookeeper_connection_timeout_ms / 1000
         self._ensure_chroot()
         self.session.start(timeout=timeout)
+        if self.controller_session is not self.session:
+            self.controller_session.start(timeout=timeout)
         # Probe multiRead support now: an old server answers UNIMPLEMENTED by dropping the connection, which
         # must happen before this node can hold leadership, not in the middle of a failover.
         supports_multi_read(self.session.client, timeout=timeout)
@@ -109,6 +137,7 @@ class Node:
                     self.config.replica_catchup_bytes_per_partition, self.config.replica_catchup_rate_bytes_per_sec
                 ),
                 throttles=self._read_throttles,
+                sasl=self.config.inter_broker_sasl,
             )
             self.replicas.start()
         if self.config.metrics_enabled:
@@ -122,7 +151,7 @@ class Node:
     def _start_controller(self) -> None:
         if self.config.is_controller:
             self.controller = Controller(
-                self.session,
+                self.controller_session,
                 self.config.broker_id,
                 self.config.inter_broker_protocol_version,
                 delete_topic_enable=self.config.delete_topic_enable,
@@ -131,9 +160,43 @@ class Node:
             self.controller.on_step = self.metrics.update
             self.controller.start()
 
+    def _is_active_controller(self) -> bool:
+        return self.controller is not None and self.controller.is_active
+
+    def _write_session(self) -> ZkSession:
+        """Admin writes carry the controller's identity while this node is the active controller."""
+        return self.controller_session if self._is_active_controller() else self.session
+
+    def _authz(self) -> Authz:
+        if not self.config.acl_authorizer:
+            return ALLOW_ALL
+        self.acl_cache = AclCache(self.session)
+        self.acl_cache.start()
+        cache = self.acl_cache
+        authorizer = AclAuthorizer(
+            cache.snapshot,
+            super_users=self.config.super_users,
+            allow_everyone_if_no_acl_found=self.config.allow_everyone_if_no_acl_found,
+        )
+        return Authz(authorizer, version=lambda: id(cache.snapshot()))
+
+    def _scram_credential(self, mechanism: str, user: str) -> ScramCredential | None:
+        """SCRAM credentials live in the user's entity config, as Kafka stores them in ZooKeeper mode."""
+        path = paths.entity_config("users", sanitize(user))
+        found = self.session.get(path)
+        if found is None:
+            return None
+        try:
+            text = EntityConfig.decode(path, found[0]).config.get(mechanism)
+            return credential_from_string(text) if text else None
+        except (ZnodeFormatError, ValueError) as exc:
+            log.warning("ignoring SCRAM credential of user %r: %s", user, exc)
+            return None
+
     def _start_wire(self) -> None:
         """Bind every listener before registering, so the registration carries the real ports."""
         assert self.cache is not None
+        authz = self._authz()
         view = NodeView(
             broker_id=self.config.broker_id,
             cluster_id=self.cluster_id,
@@ -141,14 +204,48 @@ class Node:
             controller=self.controller,
             default_partitions=self.config.num_partitions,
             default_replication_factor=self.config.default_replication_factor,
+            supported=self.supported,
+            authz=authz,
+            write_session=self._write_session,
         )
         apis = Apis(view)
         handlers = apis.handlers()
         handlers |= ConfigApis(view, self.session).handlers()
         handlers |= QuotaApis(view, self.session).handlers()
-        acls = AclApis(self.session)
+        handlers |= ScramApis(view, self.session).handlers()
+        acls = AclApis(self.session, self._write_session, authz, authorizer_configured=self.config.acl_authorizer)
         handlers |= {29: acls.describe_acls, 30: acls.create_acls, 31: acls.delete_acls}
-        self.wire = WireRuntime(handlers, SUPPORTED, max_frame=DEFAULT_MAX_FRAME, raw_handlers=apis.raw_handlers())
+        handlers |= SaslApis(self.config.sasl_listeners, self._scram_credential,
+                             on_failure=self.metrics.sasl_failed).handlers()  # fmt: skip
+        if self.forwarding_enabled and self.config.is_broker:
+            sasl = self.config.inter_broker_sasl
+            self.forwarder = ForwardingManager(
+                self.config.broker_id,
+                self.cache.snapshot,
+                self.config.inter_broker_listener_name,
+                lambda host, port, timeout: KafkaClient(
+                    host, port, client_id=f"broker-{self.config.broker_id}-forwarding", timeout=timeout, sasl=sasl
+                ),
+                timeout_ms=self.config.request_timeout_ms,
+                metrics=self.metrics,
+            )
+            self.forwarder.start()
+        self.metrics.forwarding_enabled.labels(str(self.config.broker_id)).set(1 if self.forwarding_enabled else 0)
+        dispatcher = Dispatcher(
+            handlers,
+            self.supported,
+            is_active_controller=self._is_active_controller,
+            forwarder=self.forwarder,
+            accept_envelopes=self.forwarding_enabled,
+            privileged_listener=self.config.inter_broker_listener_name,
+            authz=authz,
+            metrics=self.metrics,
+            on_client_software=self.metrics.client_software,
+        )
+        self.wire = WireRuntime(
+            handlers, self.supported, max_frame=DEFAULT_MAX_FRAME, raw_handlers=apis.raw_handlers(),
+            dispatch=dispatcher, on_open=self.metrics.connection_opened, on_close=self.metrics.connection_closed,
+        )  # fmt: skip
         bound = {e.listener: e for e in self.wire.start(self.config.listeners)}
         self.endpoints = tuple(
             EndPoint(e.listener, e.host, bound[e.listener].port, e.security_protocol)
@@ -238,7 +335,7 @@ class Node:
     def _request_controlled_shutdown(self, host: str, port: int) -> tuple[int, list[TopicPartition]]:
         client_id = f"broker-{self.config.broker_id}"
         broker_id, epoch = self.config.broker_id, self.registrar.broker_epoch
-        client = KafkaClient(host, port, client_id=client_id)
+        client = KafkaClient(host, port, client_id=client_id, sasl=self.config.inter_broker_sasl)
         try:
             reply = client.raw_request(lambda c: controlled_shutdown.encode_request(c, client_id, broker_id, epoch))
         finally:
@@ -258,10 +355,16 @@ class Node:
             self.replicas.stop()
         if self.wire is not None:
             self.wire.stop()
+        if self.forwarder is not None:
+            self.forwarder.stop()
+        if self.acl_cache is not None:
+            self.acl_cache.stop()
         if self.controller is not None:
             self.controller.stop()
         if self.cache is not None:
             self.cache.stop()
+        if self.controller_session is not self.session:
+            self.controller_session.close()
         self.session.close()
         self.metrics.close()
 

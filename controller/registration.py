@@ -56,7 +56,9 @@ class Registrar:
         ops: list[Op] = [Create(self.path, None, ephemeral=True), SetData(self.path, data, 0)]
         for _ in range(5):
             results = self.session.call(
-                lambda: build_transaction(self.session.client, ops).commit_async(), what=f"register {self.path}"
+                lambda: build_transaction(self.session.client, ops).commit_async(),
+                what=f"register {self.path}",
+                write="registration",
             )
             if not any(isinstance(r, Exception) for r in results):
                 stat: ZnodeStat = results[1]
@@ -84,7 +86,9 @@ class Registrar:
     def update(self, registration: BrokerRegistration) -> None:
         """Kafka's updateBrokerInfo: setData at any version; a missing node is an error (NoNodeError)."""
         self.session.call(
-            lambda: self.session.client.set_async(self.path, registration.encode(), -1), what=f"update {self.path}"
+            lambda: self.session.client.set_async(self.path, registration.encode(), -1),
+            what=f"update {self.path}",
+            write="registration",
         )
 
 

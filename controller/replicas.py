@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from controller.security.settings import SaslCredentials
 from controller.wire.client import ClientError, KafkaClient
 from controller.wire.codec import build
 from zkmodel.uuid import is_valid_uuid
@@ -69,7 +70,9 @@ class ReplicaManager:
         *,
         tick_seconds: float = 0.1,
         throttles: Callable[[set[str]], Throttles] = lambda _topics: NO_THROTTLES,
+        sasl: SaslCredentials | None = None,
     ) -> None:
+        self.sasl = sasl
         self.throttles = throttles
         self.broker_id = broker_id
         self.cache = cache
@@ -214,7 +217,9 @@ class ReplicaManager:
         endpoint = broker.registration.endpoint(self.listener)
         if endpoint is None:
             return None
-        self._client = KafkaClient(endpoint.host, endpoint.port, client_id=f"broker-{self.broker_id}-alter-partition")
+        self._client = KafkaClient(
+            endpoint.host, endpoint.port, client_id=f"broker-{self.broker_id}-alter-partition", sasl=self.sasl
+        )
         self._client_for = controller
         return self._client
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from controller.config import ConfigError, dump_properties, load_config
+from controller.config import ConfigError, dump_properties, load_config, parse_properties
 from controller.localzk import LocalZooKeeper, _die_with_parent
 
 CHROOT = "/kafka"
@@ -180,9 +180,21 @@ class Stack:
             p.kill()
             p.wait(10)
 
-    def restart_node(self, node: NodeProcess, timeout: float = 60.0) -> None:
-        """Start a stopped node again with the same config (same broker id and ports)."""
+    def restart_node(
+        self, node: NodeProcess, timeout: float = 60.0, overrides: Mapping[str, str] | None = None
+    ) -> None:
+        """Stop a node gracefully and start it again with the same broker id, plus ``overrides`` (a rolling
+        bump: ``{"inter.broker.protocol.version": "3.4-IV0"}``). A bad override is refused before the node
+        is stopped."""
+        if overrides:
+            raw = {**parse_properties(node.config_path.read_text(), str(node.config_path)), **overrides}
+            try:
+                load_config(None, raw)
+            except ConfigError as exc:
+                raise StackError(f"invalid configuration for node {node.broker_id}: {exc}") from None
         self.stop_node(node)
+        if overrides:
+            node.config_path.write_text(dump_properties(raw, comment=f"bridgekeeper node {node.broker_id}"))
         self._launch(node)
         self._await_ready(node, time.monotonic() + timeout)
 

@@ -87,6 +87,8 @@ class ZkSession:
         self._state = KazooState.LOST
         self._disconnected_since: float | None = time.monotonic()
         self._listeners: list[Callable[[KazooState], None]] = []
+        #: Called after every write with (kind, seconds, succeeded): the node's ZooKeeper write metrics.
+        self.on_write: Callable[[str, float, bool], None] | None = None
         self.client.add_listener(self._on_state)
 
     # -- lifecycle and state ---------------------------------------------------------------------
@@ -142,9 +144,22 @@ class ZkSession:
         return self.disconnected_for() * 1000 > self.session_timeout_ms
 
     # -- retry machinery ---------------------------------------------------------------------------
-    def call(self, fn: Callable[[], Any], *, what: str) -> Any:
+    def call(self, fn: Callable[[], Any], *, what: str, write: str | None = None) -> Any:
         """Run ``fn`` (which returns a kazoo async result) and wait for it, retrying transient failures
-        within the retry deadline. Session expiry raises SessionLost at once."""
+        within the retry deadline. Session expiry raises SessionLost at once. ``write`` names the kind of
+        write this is, for the ZooKeeper write metrics."""
+        if write is not None and self.on_write is not None:
+            started = time.perf_counter()
+            ok = False
+            try:
+                result = self._call(fn, what)
+                ok = True
+                return result
+            finally:
+                self.on_write(write, time.perf_counter() - started, ok)
+        return self._call(fn, what)
+
+    def _call(self, fn: Callable[[], Any], what: str) -> Any:
 
         def attempt() -> Any:
             try:
@@ -199,18 +214,19 @@ class ZkSession:
             for i in range(1, len(parts) + 1):
                 self.create_only("/" + "/".join(parts[:i]), None)
 
-    def create_only(self, path: str, data: bytes | None, *, ephemeral: bool = False) -> bool:
+    def create_only(self, path: str, data: bytes | None, *, ephemeral: bool = False, write: str = "create") -> bool:
         """Compare-and-set by existence: create if absent. True if this call created it."""
         try:
             self.call(
                 lambda: self.client.create_async(path, data, ephemeral=ephemeral),
                 what=f"create {path}",
+                write=write,
             )
             return True
         except NodeExistsError:
             return False
 
-    def set_if_version(self, path: str, data: bytes, version: int) -> ZnodeStat:
+    def set_if_version(self, path: str, data: bytes, version: int, *, write: str = "set") -> ZnodeStat:
         """Compare-and-set: setData only if the node is still at ``version`` (raises BadVersionError)."""
-        stat: ZnodeStat = self.call(lambda: self.client.set_async(path, data, version), what=f"set {path}")
+        stat: ZnodeStat = self.call(lambda: self.client.set_async(path, data, version), what=f"set {path}", write=write)
         return stat

@@ -89,7 +89,9 @@ class FencedWriter:
     def _commit(self, ops: list[Op], what: str) -> list[Any]:
         self._gate()
         results: list[Any] = self.session.call(
-            lambda: build_transaction(self.session.client, [self._fence(), *ops]).commit_async(), what=what
+            lambda: build_transaction(self.session.client, [self._fence(), *ops]).commit_async(),
+            what=what,
+            write="controller",
         )
         self.multis += 1
         check = results[0]

@@ -23,3 +23,35 @@ def controller_id(zk: KazooClient) -> int | None:
     if found is None:
         return None
     return ControllerZnode.decode(paths.CONTROLLER, zk.get(paths.CONTROLLER)[0]).broker_id
+
+
+def metric_sum(url: str, name: str, **labels: str) -> float:
+    """The sum of every sample of ``name`` whose labels include ``labels`` (0 when there is none)."""
+    with urllib.request.urlopen(url, timeout=5) as response:
+        text = response.read().decode()
+    total = 0.0
+    for line in text.splitlines():
+        match = re.match(r"^([A-Za-z_:][A-Za-z0-9_:]*)(\{[^}]*\})? (\S+)$", line)
+        if match is None or match.group(1) != name:
+            continue
+        found = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', match.group(2) or ""))
+        if all(found.get(k) == v for k, v in labels.items()):
+            total += float(match.group(3))
+    return total
+
+
+def metrics_url(ready_line: str) -> str:
+    """The metrics URL a NODE-READY line reports."""
+    fields = dict(part.split("=", 1) for part in ready_line.split()[1:] if "=" in part)
+    return fields["metrics"]
+
+
+def listener_ports(ready_line: str) -> dict[str, int]:
+    """Listener name -> bound port, from a NODE-READY line's ``endpoints=NAME://host:port,...``."""
+    fields = dict(part.split("=", 1) for part in ready_line.split()[1:] if "=" in part)
+    ports = {}
+    for endpoint in fields.get("endpoints", "").split(","):
+        name, _, address = endpoint.partition("://")
+        if address:
+            ports[name] = int(address.rsplit(":", 1)[1])
+    return ports

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import logging
+from collections.abc import Callable
 from enum import Enum
 from typing import Any, TypeVar
 
@@ -19,7 +20,9 @@ from kio.schema.errors import ErrorCode
 
 from controller import acl_store
 from controller.acl_store import AclBinding, AclBindingFilter, FilterPattern
+from controller.wire.authz import ALLOW_ALL, Authz
 from controller.wire.codec import Request, build, entity
+from controller.wire.error_responses import error_response
 from controller.wire.server import Connection
 from controller.zksession import ZkSession
 from zkmodel import errorcodes as E
@@ -109,13 +112,33 @@ def _sort_key(pattern: ResourcePattern) -> tuple[int, int, str]:
     return pattern.resource_type.value, pattern.pattern_type.value, pattern.name
 
 
+NO_AUTHORIZER = "No Authorizer is configured on the broker"
+
+
 class AclApis:
-    def __init__(self, session: ZkSession) -> None:
+    def __init__(
+        self,
+        session: ZkSession,
+        write_session: Callable[[], ZkSession] | None = None,
+        authz: Authz = ALLOW_ALL,
+        *,
+        authorizer_configured: bool = True,
+    ) -> None:
+        #: Kafka answers the ACL APIs with SECURITY_DISABLED when the broker has no authorizer.
+        self.authorizer_configured = authorizer_configured
         self.session = session
+        self.write_session = write_session
+        self.authz = authz
+
+    def _write_session(self) -> ZkSession:
+        return self.write_session() if self.write_session is not None else self.session
 
     async def describe_acls(self, req: Request, _conn: Connection) -> Any:
         body = req.body
         response_cls = req.schema.DescribeAclsResponse
+        if not self.authorizer_configured:
+            return build(response_cls, throttle_time=ZERO, error_code=_code(E.SECURITY_DISABLED),
+                         error_message=NO_AUTHORIZER, resources=())  # fmt: skip
         f = parse_filter(body)
         if f is None:
             return build(response_cls, throttle_time=ZERO, error_code=_code(E.INVALID_REQUEST),
@@ -150,11 +173,13 @@ class AclApis:
                      resources=resources)  # fmt: skip
 
     async def create_acls(self, req: Request, _conn: Connection) -> Any:
+        if not self.authorizer_configured:
+            return error_response(req, E.SECURITY_DISABLED, NO_AUTHORIZER)
         parsed = [parse_creation(c) for c in req.body.creations]
         valid = [p for p in parsed if isinstance(p, AclBinding)]
         results: list[tuple[KafkaError, str | None]] = []
         if valid:
-            results = await asyncio.to_thread(acl_store.create_acls, self.session, valid)
+            results = await asyncio.to_thread(acl_store.create_acls, self._write_session(), valid)
         stored = iter(results)
         result_cls = entity(req, "AclCreationResult")
         out = []
@@ -164,6 +189,8 @@ class AclApis:
         return build(req.schema.CreateAclsResponse, throttle_time=ZERO, results=tuple(out))
 
     async def delete_acls(self, req: Request, _conn: Connection) -> Any:
+        if not self.authorizer_configured:
+            return error_response(req, E.SECURITY_DISABLED, NO_AUTHORIZER)
         filters = [parse_filter(f) for f in req.body.filters]
         result_cls, acl_cls = entity(req, "DeleteAclsFilterResult"), entity(req, "DeleteAclsMatchingAcl")
         response_cls = req.schema.DeleteAclsResponse
@@ -173,7 +200,7 @@ class AclApis:
             return build(response_cls, throttle_time=ZERO, filter_results=tuple(bad for _ in filters))
         good = [f for f in filters if f is not None]
         try:
-            deleted = await asyncio.to_thread(acl_store.delete_acls, self.session, good) if good else []
+            deleted = await asyncio.to_thread(acl_store.delete_acls, self._write_session(), good) if good else []
         except Exception as exc:
             log.warning("DeleteAcls: cannot read ACLs: %r", exc)
             failed = build(result_cls, error_code=_code(E.UNKNOWN_SERVER_ERROR), error_message=None, matching_acls=())

@@ -12,7 +12,7 @@ import base64
 import datetime
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kio.schema.errors import ErrorCode
@@ -20,10 +20,12 @@ from kio.schema.errors import ErrorCode
 from controller.controller import Controller, NewTopic
 from controller.leadership import IsrUpdate
 from controller.wire import controlled_shutdown
+from controller.wire.authz import ALLOW_ALL, Authz
 from controller.wire.codec import Request, build, encode_body, entity
 from controller.wire.server import Connection, Handler
 from zkmodel import errorcodes as E
 from zkmodel import topic_names
+from zkmodel.acls import AclOperation
 from zkmodel.admin import TopicPartition
 from zkmodel.errorcodes import KafkaApiError, KafkaError
 from zkmodel.topic_configs import TopicConfigError, validate_topic_configs
@@ -53,7 +55,18 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     31: (1, 3),  # DeleteAcls
     48: (0, 1),  # DescribeClientQuotas
     49: (0, 1),  # AlterClientQuotas
+    17: (1, 1),  # SaslHandshake (v0's raw-token exchange is not served)
+    36: (0, 2),  # SaslAuthenticate
+    50: (0, 0),  # DescribeUserScramCredentials
+    51: (0, 0),  # AlterUserScramCredentials
 }
+ENVELOPE = 58
+
+
+def supported_apis(*, forwarding: bool) -> dict[int, tuple[int, int]]:
+    """A node's ApiVersions: the Envelope is advertised only where envelopes are taken, i.e. at or above the
+    forwarding gate, so a forwarding broker knows whether the controller it found can take one."""
+    return {**SUPPORTED, ENVELOPE: (0, 0)} if forwarding else dict(SUPPORTED)
 
 
 class Snapshot(Protocol):
@@ -78,6 +91,12 @@ class NodeView:
     controller: Controller | None
     default_partitions: int
     default_replication_factor: int
+    #: What this node advertises in ApiVersions (the Envelope only at or above the forwarding gate).
+    supported: dict[int, tuple[int, int]] = field(default_factory=lambda: dict(SUPPORTED))
+    authz: Authz = ALLOW_ALL
+    #: The ZooKeeper session admin writes go through: the controller identity's while this node is the
+    #: active controller, the broker identity's otherwise (None: the node's one session).
+    write_session: Callable[[], Any] | None = None
 
 
 def code(error: KafkaError) -> ErrorCode:
@@ -120,7 +139,8 @@ class Apis:
     async def api_versions(self, req: Request, _conn: Connection) -> Any:
         key_cls = entity(req, "ApiVersion")
         keys = tuple(
-            build(key_cls, api_key=k, min_version=lo, max_version=hi) for k, (lo, hi) in sorted(SUPPORTED.items())
+            build(key_cls, api_key=k, min_version=lo, max_version=hi)
+            for k, (lo, hi) in sorted(self.node.supported.items())
         )
         return build(
             req.schema.ApiVersionsResponse,
@@ -152,6 +172,8 @@ class Apis:
             flags = (getattr(body, "include_topic_authorized_operations", False),
                      getattr(body, "include_cluster_authorized_operations", False))  # fmt: skip
             key = (id(snapshot), getattr(snapshot, "version", None), req.api_version, conn.listener, flags)
+            if self.node.authz.enabled:  # what a client may see depends on who and where it is
+                key += (str(conn.principal), conn.peer_host, self.node.authz.version())
             cached = self._metadata_bodies.get(key)
             if cached is not None:
                 return cached
@@ -177,8 +199,19 @@ class Apis:
         alive = set(snapshot.brokers)
         by_id = {kafka_uuid(t.topic_id): t for t in snapshot.topics.values() if t.topic_id}
         topics = []
+        authz = self.node.authz
         for name, topic_id in wanted:
             topic = snapshot.topics.get(name) if name is not None else by_id.get(topic_id) if topic_id else None
+            topic_name = name if name is not None else topic.name if topic is not None else None
+            if topic_name is not None and not authz.topic(conn, AclOperation.DESCRIBE, topic_name):
+                if requested is None:
+                    continue  # all topics: the ones the client may not describe are left out
+                topics.append(
+                    build(topic_cls, error_code=code(E.TOPIC_AUTHORIZATION_FAILED), name=name,
+                          topic_id=topic_id or NULL_UUID, is_internal=False, partitions=(),
+                          topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED)
+                )  # fmt: skip
+                continue
             if topic is None:
                 error = E.UNKNOWN_TOPIC_OR_PARTITION
                 if name is not None and not topic_names.is_valid(name):
@@ -262,12 +295,14 @@ class Apis:
     def raw_handlers(self) -> dict[int, Any]:
         return {controlled_shutdown.API_KEY: self.controlled_shutdown}
 
-    async def controlled_shutdown(self, frame: bytes, _conn: Connection) -> bytes | None:
+    async def controlled_shutdown(self, frame: bytes, conn: Connection) -> bytes | None:
         """Move leadership off a stopping broker and drop it from ISRs; answer what it still leads."""
         try:
             correlation, broker_id, broker_epoch = controlled_shutdown.decode_request(frame)
         except controlled_shutdown.ShutdownCodecError:
             return None
+        if not self.node.authz.cluster(conn, AclOperation.CLUSTER_ACTION):
+            return controlled_shutdown.encode_response(correlation, E.CLUSTER_AUTHORIZATION_FAILED.code, [])
         outcome, top, _message = await _controller_call(
             self._active_controller(), lambda c: c.controlled_shutdown(broker_id, broker_epoch)
         )
@@ -289,7 +324,7 @@ class Apis:
         except TimeoutError:
             return False
 
-    async def create_topics(self, req: Request, _conn: Connection) -> Any:
+    async def create_topics(self, req: Request, conn: Connection) -> Any:
         body = req.body
         result_cls = entity(req, "CreatableTopicResult")
         timeout_ms = int(body.timeout.total_seconds() * 1000)
@@ -298,11 +333,17 @@ class Apis:
         results: dict[str, tuple[KafkaError, str | None]] = {}
         to_create: list[NewTopic] = []
         controller = self._active_controller()
+        authz = self.node.authz
+        authorized = (
+            set(names) if authz.cluster(conn, AclOperation.CREATE) else authz.topics(conn, AclOperation.CREATE, names)
+        )
         for t in body.topics:
             if controller is None:
                 results[t.name] = (E.NOT_CONTROLLER, None)
             elif names.count(t.name) > 1:
                 results[t.name] = (E.INVALID_REQUEST, "Found multiple entries for this topic.")
+            elif t.name not in authorized:
+                results[t.name] = (E.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
             elif any(c.value is None for c in t.configs):
                 nulls = ",".join(c.name for c in t.configs if c.value is None)
                 results[t.name] = (E.INVALID_CONFIG, f"Null value not supported for topic configs: {nulls}")
@@ -351,7 +392,7 @@ class Apis:
             )
         return build(req.schema.CreateTopicsResponse, throttle_time=ZERO, topics=tuple(out))
 
-    async def delete_topics(self, req: Request, _conn: Connection) -> Any:
+    async def delete_topics(self, req: Request, conn: Connection) -> Any:
         body = req.body
         result_cls = entity(req, "DeletableTopicResult")
         timeout_ms = int(body.timeout.total_seconds() * 1000)
@@ -369,6 +410,19 @@ class Apis:
                 resolved.append((found, topic_id, None if found else E.UNKNOWN_TOPIC_ID))
             else:
                 resolved.append((name, topic_id, None))
+        # KafkaApis.handleDeleteTopicsRequest: DELETE decides; a topic named by id whose name the client may
+        # not DESCRIBE keeps its name hidden.
+        authz = self.node.authz
+        named = [n for n, _i, err in resolved if n is not None and err is None]
+        may_delete = authz.topics(conn, AclOperation.DELETE, named)
+        may_describe = authz.topics(conn, AclOperation.DESCRIBE, named)
+        for i, (name, topic_id, err) in enumerate(resolved):
+            if name is None or err is not None:
+                continue
+            if topic_id is not None and name not in may_describe:
+                resolved[i] = (None, topic_id, E.TOPIC_AUTHORIZATION_FAILED)
+            elif name not in may_delete:
+                resolved[i] = (name, topic_id, E.TOPIC_AUTHORIZATION_FAILED)
         controller = self._active_controller()
         names = [n for n, _i, err in resolved if n is not None and err is None]
         results: dict[str, tuple[KafkaError, str | None]] = {}
@@ -539,7 +593,7 @@ class Apis:
             topics.append(build(topic_cls, topic_id=topic.topic_id, partitions=tuple(parts)))
         return build(req.schema.AlterPartitionResponse, throttle_time=ZERO, error_code=code(top), topics=tuple(topics))
 
-    async def create_partitions(self, req: Request, _conn: Connection) -> Any:
+    async def create_partitions(self, req: Request, conn: Connection) -> Any:
         body = req.body
         result_cls = entity(req, "CreatePartitionsTopicResult")
         timeout_ms = int(body.timeout.total_seconds() * 1000)
@@ -548,11 +602,14 @@ class Apis:
         controller = self._active_controller()
         results: dict[str, tuple[KafkaError, str | None]] = {}
         wanted: dict[str, tuple[int, Sequence[Sequence[int]] | None]] = {}
+        may_alter = self.node.authz.topics(conn, AclOperation.ALTER, names)
         for t in body.topics:
             if controller is None:
                 results[t.name] = (E.NOT_CONTROLLER, None)
             elif names.count(t.name) > 1:
                 results[t.name] = (E.INVALID_REQUEST, "Duplicate topic in request.")
+            elif t.name not in may_alter:
+                results[t.name] = (E.TOPIC_AUTHORIZATION_FAILED, "The topic authorization is failed.")
             else:
                 assignments = None if t.assignments is None else [list(a.broker_ids) for a in t.assignments]
                 wanted[t.name] = (t.count, assignments)

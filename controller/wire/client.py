@@ -1,4 +1,5 @@
-"""A small blocking Kafka client for broker-to-controller requests (AlterPartition now, Envelope later)."""
+"""A small blocking Kafka client for broker-to-controller requests (AlterPartition, ControlledShutdown,
+Envelope), authenticating with SASL PLAIN or SCRAM when the inter-broker listener asks for it."""
 
 from __future__ import annotations
 
@@ -9,16 +10,29 @@ import threading
 from typing import Any
 
 from kio.index import load_request_schema, load_response_schema
+from kio.schema.sasl_authenticate.v2.request import SaslAuthenticateRequest
+from kio.schema.sasl_handshake.v1.request import SaslHandshakeRequest
 from kio.serial import entity_reader, entity_writer
 from kio.static.primitive import i16, i32
+
+from controller.security.errors import SaslAuthenticationError
+from controller.security.scram import ScramClient
+from controller.security.settings import SaslCredentials
 
 
 class ClientError(ConnectionError):
     """The peer could not be reached or answered garbage; the caller decides whether to retry."""
 
 
+class SaslFailure(ClientError):
+    """The controller refused our credentials: retrying will not help (Kafka: AuthenticationException)."""
+
+
 class KafkaClient:
-    def __init__(self, host: str, port: int, *, client_id: str, timeout: float = 10.0) -> None:
+    def __init__(
+        self, host: str, port: int, *, client_id: str, timeout: float = 10.0, sasl: SaslCredentials | None = None
+    ) -> None:
+        self.sasl = sasl
         self.host = host
         self.port = port
         self.client_id = client_id
@@ -38,6 +52,9 @@ class KafkaClient:
             for attempt in range(2):
                 try:
                     return self._exchange(api_key, version, body)
+                except SaslFailure:
+                    self.close()
+                    raise
                 except (OSError, struct.error, ValueError) as exc:
                     self.close()
                     if attempt == 1:
@@ -48,20 +65,62 @@ class KafkaClient:
         """For APIs kio has no schema for: ``encode(correlation_id)`` builds the frame; returns the raw reply."""
         with self._lock:
             try:
-                if self._sock is None:
-                    self._sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
+                self._ensure_connected()
                 self._correlation += 1
                 payload = encode(self._correlation)
+                assert self._sock is not None
                 self._sock.sendall(struct.pack(">i", len(payload)) + payload)
                 size = struct.unpack(">i", self._recv(4))[0]
                 return self._recv(size)
-            except (OSError, struct.error) as exc:
+            except SaslFailure:
+                self.close()
+                raise
+            except (OSError, struct.error, ValueError) as exc:
                 self.close()
                 raise ClientError(f"{self.host}:{self.port}: {exc!r}") from exc
 
+    def _ensure_connected(self) -> None:
+        if self._sock is not None:
+            self._sock.settimeout(self.timeout)
+            return
+        self._sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
+        if self.sasl is not None:
+            try:
+                self._authenticate(self.sasl)
+            except BaseException:
+                self.close()
+                raise
+
+    def _authenticate(self, sasl: SaslCredentials) -> None:
+        """SaslHandshake v1 then SaslAuthenticate v2 rounds, as Kafka's SaslClientAuthenticator does."""
+        handshake = self._exchange(17, 1, SaslHandshakeRequest(mechanism=sasl.mechanism))
+        if int(handshake.error_code) != 0:
+            raise SaslFailure(
+                f"{self.host}:{self.port} does not take SASL mechanism {sasl.mechanism} "
+                f"(error {handshake.error_code}; enabled: {', '.join(handshake.mechanisms)})"
+            )
+
+        def step(token: bytes) -> bytes:
+            reply = self._exchange(36, 2, SaslAuthenticateRequest(auth_bytes=token))
+            if int(reply.error_code) != 0:
+                raise SaslFailure(f"{self.host}:{self.port}: {reply.error_message or 'authentication failed'}")
+            return bytes(reply.auth_bytes)
+
+        if sasl.mechanism == "PLAIN":
+            step(b"\0" + sasl.username.encode() + b"\0" + sasl.password.encode())
+            return
+        scram = ScramClient(sasl.mechanism, sasl.username, sasl.password)
+        try:
+            server_first = step(scram.first())
+            server_final = step(scram.final(server_first))
+            scram.verify(server_final)
+        except SaslAuthenticationError as exc:
+            raise SaslFailure(f"{self.host}:{self.port}: {exc}") from None
+
     def _exchange(self, api_key: int, version: int, body: Any) -> Any:
-        if self._sock is None:
-            self._sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
+        if api_key not in (17, 36):
+            self._ensure_connected()
+        assert self._sock is not None
         self._correlation += 1
         request_cls = load_request_schema(api_key, version)
         header_cls = request_cls.__header_schema__

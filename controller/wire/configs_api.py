@@ -24,6 +24,7 @@ from controller.zkops import Check, Create, Op, SetData, build_transaction
 from controller.zksession import ZkSession
 from zkmodel import errorcodes as E
 from zkmodel import paths, topic_names
+from zkmodel.acls import AclOperation
 from zkmodel.configs import BROKERS, DEFAULT_ENTITY, TOPICS, ConfigChangeNotification, EntityConfig, entity_path
 from zkmodel.errorcodes import KafkaError
 from zkmodel.topic_configs import (
@@ -41,7 +42,7 @@ from zkmodel.topic_configs import (
 )
 
 ZERO = datetime.timedelta(0)
-TOPIC, BROKER = 2, 4
+TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
 #: ConfigResource.Type in Kafka 3.9 (for messages).
 RESOURCE_TYPE_NAMES = {0: "UNKNOWN", 2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRICS"}
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
@@ -107,6 +108,10 @@ class ConfigApis:
         self.node = node
         self.session = session
 
+    def _write_session(self) -> ZkSession:
+        chosen: ZkSession = self.node.write_session() if self.node.write_session else self.session
+        return chosen
+
     def handlers(self) -> dict[int, Handler]:
         return {32: self.describe_configs, 33: self.alter_configs, 44: self.incremental_alter_configs}
 
@@ -123,11 +128,12 @@ class ConfigApis:
     def _write(self, entity_type: str, name: str, config: Mapping[str, str], version: int | None) -> bool:
         """One multi; False when the config znode or /controller moved on (the caller re-reads and retries)."""
         what = f"{entity_type} {name}"
-        controller_stat = controller_for_config_write(self.session, what)
+        session = self._write_session()
+        controller_stat = controller_for_config_write(session, what)
         path = paths.entity_config(entity_type, name)
         payload = EntityConfig(dict(config)).encode()
         if version is None:
-            self.session.ensure_persistent([path.rsplit("/", 1)[0]])
+            session.ensure_persistent([path.rsplit("/", 1)[0]])
         ops: list[Op] = [
             Check(paths.CONTROLLER, controller_stat.version),
             Create(path, payload) if version is None else SetData(path, payload, version),
@@ -137,8 +143,10 @@ class ConfigApis:
                 sequential=True,
             ),
         ]
-        results = self.session.call(
-            lambda: build_transaction(self.session.client, ops).commit_async(), what=f"alter configs of {what}"
+        results = session.call(
+            lambda: build_transaction(session.client, ops).commit_async(),
+            what=f"alter configs of {what}",
+            write="config",
         )
         failures = [r for r in results if isinstance(r, Exception) and not isinstance(r, RolledBackError)]
         if not failures:
@@ -167,7 +175,15 @@ class ConfigApis:
         )
 
     # -- DescribeConfigs ------------------------------------------------------------------------------------------
-    async def describe_configs(self, req: Request, _conn: Connection) -> Any:
+    def _denied(self, conn: Connection, rtype: int, rname: str, operation: AclOperation) -> Outcome | None:
+        """Kafka's per-resource check: broker configs need the operation on CLUSTER, topic configs on the topic."""
+        if rtype == TOPIC and not self.node.authz.topic(conn, operation, rname):
+            return (E.TOPIC_AUTHORIZATION_FAILED, None)
+        if rtype in (BROKER, BROKER_LOGGER) and not self.node.authz.cluster(conn, operation):
+            return (E.CLUSTER_AUTHORIZATION_FAILED, None)
+        return None
+
+    async def describe_configs(self, req: Request, conn: Connection) -> Any:
         body = req.body
         include_synonyms = bool(getattr(body, "include_synonyms", False))
         result_cls = entity(req, "DescribeConfigsResult")
@@ -175,7 +191,10 @@ class ConfigApis:
         for resource in body.resources:
             rtype, rname = int(resource.resource_type), resource.resource_name
             keys = resource.configuration_keys
+            denied = self._denied(conn, rtype, rname, AclOperation.DESCRIBE_CONFIGS)
             try:
+                if denied is not None:
+                    raise ApiFailure(*denied)
                 entries = await asyncio.to_thread(self._describe, rtype, rname)
                 wanted = [e for e in entries if not keys or e[0] in keys]
                 configs = tuple(self._entry(req, e, include_synonyms) for e in wanted)
@@ -258,38 +277,43 @@ class ConfigApis:
         kind = int(known.type) if known else int(ConfigType.UNKNOWN)
         return (name, value, int(synonyms[0][2]), known is None, kind, synonyms)
 
-    def _check_broker_id(self, name: str, *, describe: bool = False) -> None:
+    def _check_broker_id(self, name: str, *, describe: bool = False, any_id: bool = False) -> None:
         try:
             broker_id = int(name)
         except ValueError:
             prefix = "Broker" if describe else "Node"
             raise ApiFailure(E.INVALID_REQUEST, f"{prefix} id must be an integer, but it is: {name}") from None
-        if broker_id != self.node.broker_id:
+        if broker_id != self.node.broker_id and not any_id:
             expected = f"{self.node.broker_id} or empty string" if describe else f"{self.node.broker_id}"
             raise ApiFailure(E.INVALID_REQUEST, f"Unexpected broker id, expected {expected}, but received {name}")
 
     # -- AlterConfigs / IncrementalAlterConfigs ---------------------------------------------------------------
-    async def alter_configs(self, req: Request, _conn: Connection) -> Any:
-        return await self._alter_request(req, incremental=False)
+    async def alter_configs(self, req: Request, conn: Connection) -> Any:
+        return await self._alter_request(req, conn, incremental=False)
 
-    async def incremental_alter_configs(self, req: Request, _conn: Connection) -> Any:
-        return await self._alter_request(req, incremental=True)
+    async def incremental_alter_configs(self, req: Request, conn: Connection) -> Any:
+        return await self._alter_request(req, conn, incremental=True)
 
-    async def _alter_request(self, req: Request, *, incremental: bool) -> Any:
+    async def _alter_request(self, req: Request, conn: Connection, *, incremental: bool) -> Any:
         body = req.body
         validate_only = bool(body.validate_only)
         resources = list(body.resources)
         ids = [(int(r.resource_type), r.resource_name) for r in resources]
         out = []
         for resource, rid in zip(resources, ids, strict=True):
+            denied = self._denied(conn, rid[0], rid[1], AclOperation.ALTER_CONFIGS)
             if ids.count(rid) > 1:
                 outcome: Outcome = (E.INVALID_REQUEST, "Each resource must appear at most once.")
+            elif denied is not None:
+                outcome = denied
             else:
                 ops = [
                     (c.name, int(getattr(c, "config_operation", SET)), c.value) for c in resource.configs
                 ]  # (name, op, value)
                 try:
-                    await asyncio.to_thread(self._alter_resource, rid[0], rid[1], ops, incremental, validate_only)
+                    await asyncio.to_thread(
+                        self._alter_resource, rid[0], rid[1], ops, incremental, validate_only, conn.from_envelope
+                    )
                     outcome = OK
                 except ApiFailure as exc:
                     outcome = (exc.error, exc.message)
@@ -301,7 +325,13 @@ class ConfigApis:
         return build(getattr(req.schema, schema_name), throttle_time=ZERO, responses=tuple(out))
 
     def _alter_resource(
-        self, rtype: int, rname: str, ops: Sequence[tuple[str, int, str | None]], incremental: bool, validate_only: bool
+        self,
+        rtype: int,
+        rname: str,
+        ops: Sequence[tuple[str, int, str | None]],
+        incremental: bool,
+        validate_only: bool,
+        forwarded: bool = False,
     ) -> None:
         # ConfigAdminManager.preprocess
         names = [n for n, _o, _v in ops]
@@ -315,7 +345,8 @@ class ConfigApis:
                 raise ApiFailure(E.INVALID_REQUEST, f"Unknown operations type {o}")
         if rtype == BROKER:
             if rname:
-                self._check_broker_id(rname)
+                # A forwarded request was addressed to the broker that forwarded it, not to the controller.
+                self._check_broker_id(rname, any_id=forwarded)
             self._alter_broker(rname, ops, incremental, validate_only)
         elif rtype == TOPIC:
             self._alter_topic(rname, ops, incremental, validate_only)

@@ -461,21 +461,24 @@ class QuotaApis:
 
     def _commit(self, root: str, name: str, props: Mapping[str, str], version: int | None, user_client: bool) -> bool:
         """One multi; False when something moved underneath (the caller re-reads and retries)."""
+        session = self.node.write_session() if self.node.write_session else self.session
         path = f"{paths.CONFIG}/{root}/{name}"
         ops: list[Op] | None = self._deletions(root, name, version, user_client) if not props else None
         if ops is None:
-            controller_stat = controller_for_config_write(self.session, f"{root} {name}")
+            controller_stat = controller_for_config_write(session, f"{root} {name}")
             payload = EntityConfig(dict(props)).encode()
             if version is None:
-                self.session.ensure_persistent([path.rsplit("/", 1)[0]])
+                session.ensure_persistent([path.rsplit("/", 1)[0]])
             ops = [
                 Check(paths.CONTROLLER, controller_stat.version),
                 Create(path, payload) if version is None else SetData(path, payload, version),
             ]
-        self.session.ensure_persistent([paths.CONFIG_CHANGES])
+        session.ensure_persistent([paths.CONFIG_CHANGES])
         ops.append(self._notification(root, name))
-        results = self.session.call(
-            lambda: build_transaction(self.session.client, ops).commit_async(), what=f"alter quotas of {root} {name}"
+        results = session.call(
+            lambda: build_transaction(session.client, ops).commit_async(),
+            what=f"alter quotas of {root} {name}",
+            write="quota",
         )
         failures = [r for r in results if isinstance(r, Exception) and not isinstance(r, RolledBackError)]
         if not failures:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 
-from controller.wire.server import Handler, KafkaServer, RawHandler
+from controller.wire.server import Connection, Dispatch, Handler, KafkaServer, RawHandler
 from zkmodel.brokers import EndPoint
 
 
@@ -23,7 +23,13 @@ class WireRuntime:
         *,
         max_frame: int,
         raw_handlers: dict[int, RawHandler] | None = None,
+        dispatch: Dispatch | None = None,
+        on_open: Callable[[Connection], None] | None = None,
+        on_close: Callable[[Connection], None] | None = None,
     ) -> None:
+        self.dispatch = dispatch
+        self.on_open = on_open
+        self.on_close = on_close
         self.raw_handlers = raw_handlers or {}
         self.handlers = handlers
         self.supported = supported
@@ -40,6 +46,8 @@ class WireRuntime:
             server = KafkaServer(
                 endpoint.listener, endpoint.host or "0.0.0.0", endpoint.port, self.handlers, self.supported,
                 max_frame=self.max_frame, raw_handlers=self.raw_handlers,
+                security_protocol=endpoint.security_protocol, dispatch=self.dispatch, on_open=self.on_open,
+                on_close=self.on_close,
             )  # fmt: skip
             port = self._run(server.start())
             self.servers.append(server)

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from controller.security.principal import ANONYMOUS, KafkaPrincipal
 from controller.wire.codec import (
     API_VERSIONS,
     MalformedRequest,
@@ -30,16 +31,33 @@ UNEXPECTED = "BK-UNEXPECTED"
 DEFAULT_MAX_FRAME = 104_857_600
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class Connection:
+    """One client connection and what we learned about it: who it is (SASL) and what it runs (KIP-511)."""
+
     listener: str
     peer_host: str
     peer_port: int
+    security_protocol: str = "PLAINTEXT"
+    principal: KafkaPrincipal = ANONYMOUS
+    #: False on a SASL listener until SaslAuthenticate succeeds: only the handshake APIs are served.
+    authenticated: bool = True
+    sasl_mechanism: str | None = None
+    sasl_server: Any = None
+    client_software: tuple[str, str] | None = None
+    #: Set on the view an Envelope's inner request is handled under: never forward it again.
+    from_envelope: bool = False
+    #: Answer the current request, then close (a failed SASL authentication, as Kafka does).
+    close_after_reply: bool = False
 
 
 Handler = Callable[[Request, Connection], Awaitable[Any]]
 #: Handlers for APIs kio has no schema for: they get the raw frame and return the raw response.
 RawHandler = Callable[[bytes, Connection], Awaitable[bytes | None]]
+#: Routes a parsed request: returns the whole response (header + body) or None to close the connection.
+Dispatch = Callable[[Request, bytes, Connection], Awaitable[bytes | None]]
+#: APIs a SASL connection may use before it has authenticated.
+PRE_AUTH_APIS = frozenset({18, 17, 36})
 
 
 class KafkaServer:
@@ -55,7 +73,15 @@ class KafkaServer:
         *,
         max_frame: int = DEFAULT_MAX_FRAME,
         raw_handlers: dict[int, RawHandler] | None = None,
+        security_protocol: str = "PLAINTEXT",
+        dispatch: Dispatch | None = None,
+        on_close: Callable[[Connection], None] | None = None,
+        on_open: Callable[[Connection], None] | None = None,
     ) -> None:
+        self.on_open = on_open
+        self.on_close = on_close
+        self.security_protocol = security_protocol
+        self.dispatch: Dispatch = dispatch or self.call_handler
         self.raw_handlers = raw_handlers or {}
         self.listener = listener
         self.host = host
@@ -84,8 +110,11 @@ class KafkaServer:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername") or ("", 0)
-        conn = Connection(self.listener, str(peer[0]), int(peer[1]))
+        sasl = self.security_protocol.startswith("SASL_")
+        conn = Connection(self.listener, str(peer[0]), int(peer[1]), self.security_protocol, authenticated=not sasl)
         self.connections += 1
+        if self.on_open is not None:
+            self.on_open(conn)
         self._writers.add(writer)
         try:
             while True:
@@ -103,9 +132,13 @@ class KafkaServer:
                     return
                 writer.write(struct.pack(">i", len(reply)) + reply)
                 await writer.drain()
+                if conn.close_after_reply:
+                    return
         except (asyncio.IncompleteReadError, ConnectionError):
             return  # the client went away (or half-closed): nothing to answer
         finally:
+            if self.on_close is not None:
+                self.on_close(conn)
             self.connections -= 1
             self._writers.discard(writer)
             writer.close()
@@ -113,6 +146,10 @@ class KafkaServer:
                 await writer.wait_closed()
 
     async def _handle(self, frame: bytes, conn: Connection) -> bytes | None:
+        if not conn.authenticated and (len(frame) < 2 or int.from_bytes(frame[:2], "big") not in PRE_AUTH_APIS):
+            # Kafka: "Unexpected Kafka request of type X during SASL handshake" -> the connection is closed.
+            log.info("closing %s:%d: request before SASL authentication", conn.peer_host, conn.peer_port)
+            return None
         if len(frame) >= 2 and int.from_bytes(frame[:2], "big", signed=True) in self.raw_handlers:
             try:
                 return await self.raw_handlers[int.from_bytes(frame[:2], "big", signed=True)](frame, conn)
@@ -130,8 +167,12 @@ class KafkaServer:
             log.info("closing %s:%d: %s", conn.peer_host, conn.peer_port, exc)
             return None
         try:
-            response = await self.handlers[request.api_key](request, conn)
-            return encode_response(request, response)
+            return await self.dispatch(request, frame, conn)
         except Exception:
             log.exception("%s handling API %d v%d", UNEXPECTED, request.api_key, request.api_version)
             return None
+
+    async def call_handler(self, request: Request, _frame: bytes, conn: Connection) -> bytes | None:
+        """The plain route: this node's handler for the API, encoded."""
+        response = await self.handlers[request.api_key](request, conn)
+        return encode_response(request, response)

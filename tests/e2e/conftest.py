@@ -27,8 +27,14 @@ class RunningStack:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningStack]:
-    s = Stack(nodes=3, data_dir=Path(tmp_path_factory.mktemp("stack")))
+def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningStack]:
+    """A module may set ``STACK_OVERRIDES`` (properties for every node) and ``STACK_IBP``."""
+    s = Stack(
+        nodes=3,
+        data_dir=Path(tmp_path_factory.mktemp("stack")),
+        overrides=getattr(request.module, "STACK_OVERRIDES", None),
+        ibp=getattr(request.module, "STACK_IBP", None),
+    )
     s.start()
     zk = KazooClient(hosts=s.zookeeper)
     try:

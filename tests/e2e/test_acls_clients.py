@@ -32,6 +32,12 @@ from kafka.admin import ResourceType as KpResourceType
 from tests.e2e.conftest import RunningStack
 
 pytestmark = pytest.mark.e2e
+#: Kafka serves the ACL APIs only with an authorizer; PLAINTEXT clients (User:ANONYMOUS) are super users here
+#: so the ACLs these tests create never lock the test client out.
+STACK_OVERRIDES = {
+    "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+    "super.users": "User:ANONYMOUS",
+}
 
 
 def binding_tuples(bindings: list[AclBinding]) -> set[tuple[Any, ...]]:

@@ -34,3 +34,34 @@ def test_topic_administration(stack: RunningStack) -> None:
             admin.delete_topics(["kp-missing"])
     finally:
         admin.close()
+
+
+def test_acl_apis_without_an_authorizer_answer_security_disabled(stack: RunningStack) -> None:
+    """Kafka's AclApis: no authorizer.class.name -> SECURITY_DISABLED, for describe, create and delete."""
+    from kafka.admin import (
+        ACL,
+        ACLFilter,
+        ACLOperation,
+        ACLPermissionType,
+        ACLResourcePatternType,
+        ResourcePattern,
+        ResourcePatternFilter,
+    )
+    from kafka.admin import ResourceType as KpResourceType
+    from kafka.errors import SecurityDisabledError
+
+    admin = KafkaAdminClient(bootstrap_servers=stack.bootstrap, request_timeout_ms=30000)
+    try:
+        any_acl = ACLFilter(
+            principal=None, host=None, operation=ACLOperation.ANY, permission_type=ACLPermissionType.ANY,
+            resource_pattern=ResourcePatternFilter(KpResourceType.ANY, None, ACLResourcePatternType.ANY),
+        )  # fmt: skip
+        with pytest.raises(SecurityDisabledError):
+            admin.describe_acls(any_acl)
+        acl = ACL("User:alice", "*", ACLOperation.READ, ACLPermissionType.ALLOW,
+                  ResourcePattern(KpResourceType.TOPIC, "t", ACLResourcePatternType.LITERAL))  # fmt: skip
+        created = admin.create_acls([acl])
+        assert created["succeeded"] == [] and len(created["failed"]) == 1
+        assert created["failed"][0] is SecurityDisabledError
+    finally:
+        admin.close()

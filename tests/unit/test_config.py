@@ -444,6 +444,7 @@ def test_advertised_listeners_may_repeat_ports() -> None:
         advertised_listeners="INTERNAL://lb:9000,EXTERNAL://lb:9000",
         listener_security_protocol_map="INTERNAL:PLAINTEXT,EXTERNAL:SASL_PLAINTEXT",
         inter_broker_listener_name="internal",
+        sasl_enabled_mechanisms="SCRAM-SHA-512",
     )
     assert [(e.listener, e.host, e.port, e.security_protocol) for e in c.advertised_endpoints] == [
         ("INTERNAL", "lb", 9000, "PLAINTEXT"),
@@ -462,9 +463,62 @@ def test_bind_to_wildcard_when_advertising_a_routable_host() -> None:
 
 
 def test_inter_broker_listener_from_security_protocol() -> None:
-    c = cfg(listeners="PLAINTEXT://:9092,SSL://:9093", security_inter_broker_protocol="SSL")
-    assert c.inter_broker_listener_name == "SSL"
-    assert c.inter_broker_security_protocol == "SSL"
+    c = build(
+        {
+            "listeners": "PLAINTEXT://:9092,SASL_PLAINTEXT://:9093",
+            "security.inter.broker.protocol": "SASL_PLAINTEXT",
+            "sasl.enabled.mechanisms": "SCRAM-SHA-256",
+            "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-256",
+            "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": (
+                'org.apache.kafka.common.security.scram.ScramLoginModule required username="broker" password="pw";'
+            ),
+        }
+    )
+    assert c.inter_broker_listener_name == "SASL_PLAINTEXT"
+    assert c.inter_broker_security_protocol == "SASL_PLAINTEXT"
+    assert c.inter_broker_sasl is not None
+    assert (c.inter_broker_sasl.mechanism, c.inter_broker_sasl.username) == ("SCRAM-SHA-256", "broker")
+    assert c.sasl_listeners["SASL_PLAINTEXT"].mechanisms == ("SCRAM-SHA-256",)
+
+
+def test_tls_listeners_are_refused_by_name() -> None:
+    with pytest.raises(ConfigError, match=r"listener SSL uses SSL: bridgekeeper serves PLAINTEXT and SASL_PLAINTEXT"):
+        cfg(listeners="PLAINTEXT://:9092,SSL://:9093")
+
+
+def test_sasl_settings_are_validated_with_the_key_named() -> None:
+    sasl = {"listeners": "PLAINTEXT://:9092,SASL_PLAINTEXT://:9093"}
+    with pytest.raises(ConfigError, match=r"sasl.enabled.mechanisms.*GSSAPI is not supported"):
+        build(sasl)
+    with pytest.raises(ConfigError, match=r"listener.name.sasl_plaintext.plain.sasl.jaas.config"):
+        build({**sasl, "sasl.enabled.mechanisms": "PLAIN"})
+    jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="a-pw" user_bob="b-pw";'
+    c = build({**sasl, "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512",
+               "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas})  # fmt: skip
+    assert dict(c.sasl_listeners["SASL_PLAINTEXT"].plain_users) == {"alice": "a-pw", "bob": "b-pw"}
+    assert c.inter_broker_sasl is None  # inter-broker traffic stays on PLAINTEXT
+    with pytest.raises(ConfigError, match=r"sasl.mechanism.inter.broker.protocol must be included"):
+        build({**sasl, "security.inter.broker.protocol": "SASL_PLAINTEXT", "sasl.enabled.mechanisms": "SCRAM-SHA-256"})
+    with pytest.raises(ConfigError, match=r"must give this node's username and password"):
+        build({**sasl, "security.inter.broker.protocol": "SASL_PLAINTEXT", "sasl.enabled.mechanisms": "SCRAM-SHA-256",
+               "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-256"})  # fmt: skip
+    with pytest.raises(ConfigError, match=r"jaas.config: JAAS config entry not terminated by semi-colon"):
+        build({**sasl, "sasl.enabled.mechanisms": "PLAIN",
+               "listener.name.sasl_plaintext.plain.sasl.jaas.config": "no.Such required"})  # fmt: skip
+
+
+def test_authorizer_and_zookeeper_identities() -> None:
+    c = cfg(authorizer_class_name="kafka.security.authorizer.AclAuthorizer")
+    assert c.acl_authorizer and not c.allow_everyone_if_no_acl_found
+    with pytest.raises(ConfigError, match=r"authorizer.class.name.*ACL authorizer only"):
+        cfg(authorizer_class_name="org.example.Custom")
+    c = build({"bridgekeeper.zookeeper.digest": "broker:b-pw"})
+    assert c.zookeeper_digest is not None and c.zookeeper_digest.auth == ("digest", "broker:b-pw")
+    assert c.zookeeper_controller_digest == c.zookeeper_digest
+    c = build({"bridgekeeper.zookeeper.digest": "broker:b-pw", "bridgekeeper.zookeeper.controller.digest": "ctl:c"})
+    assert c.zookeeper_controller_digest is not None and c.zookeeper_controller_digest.user == "ctl"
+    with pytest.raises(ConfigError, match=r"bridgekeeper.zookeeper.digest.*user:password"):
+        build({"bridgekeeper.zookeeper.digest": "no-colon"})
 
 
 def test_security_protocol_map_parsing() -> None:

@@ -1,0 +1,230 @@
+"""Where each request goes: this node's handler, the controller via an Envelope, or, for an Envelope that
+arrived here, the inner request handled as the principal it carries (reference/kafka-zk-facts.md §4).
+
+Every request is counted, timed and its error codes tallied here, once, whatever route it took.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
+
+from kio.index import load_response_schema
+from kio.schema.errors import ErrorCode
+from kio.serial import entity_reader
+
+from controller.forwarding import ForwardingManager
+from controller.security.principal import PrincipalSerdeError, deserialize
+from controller.wire import envelope
+from controller.wire.authz import ALLOW_ALL, Authz
+from controller.wire.codec import (
+    API_VERSIONS,
+    MalformedRequest,
+    Request,
+    UnsupportedApi,
+    build,
+    encode_response,
+    parse_request,
+)
+from controller.wire.error_responses import BUILDERS, error_response
+from controller.wire.server import Connection, Handler
+from zkmodel import errorcodes as E
+from zkmodel.acls import AclOperation
+from zkmodel.errorcodes import KafkaError
+
+log = logging.getLogger(__name__)
+audit = logging.getLogger("bridgekeeper.audit")
+
+
+#: APIs Kafka refuses as a whole without the operation on the CLUSTER resource (authorizeClusterOperation).
+CLUSTER_CHECKS: dict[int, AclOperation] = {
+    29: AclOperation.DESCRIBE,  # DescribeAcls
+    30: AclOperation.ALTER,  # CreateAcls
+    31: AclOperation.ALTER,  # DeleteAcls
+    43: AclOperation.ALTER,  # ElectLeaders
+    45: AclOperation.ALTER,  # AlterPartitionReassignments
+    46: AclOperation.DESCRIBE,  # ListPartitionReassignments
+    48: AclOperation.DESCRIBE_CONFIGS,  # DescribeClientQuotas
+    49: AclOperation.ALTER_CONFIGS,  # AlterClientQuotas
+    56: AclOperation.CLUSTER_ACTION,  # AlterPartition
+}
+
+
+class RequestMetrics(Protocol):
+    def request(self, api_key: int, seconds: float, errors: list[int], forwarded: bool) -> None: ...
+
+
+class NoRequestMetrics:
+    def request(self, api_key: int, seconds: float, errors: list[int], forwarded: bool) -> None: ...
+
+
+def error_codes(response: Any) -> Iterator[int]:
+    """Every non-zero ``error_code`` in a kio response (Kafka's ``AbstractResponse.errorCounts``)."""
+    if isinstance(response, tuple):
+        for item in response:
+            if dataclasses.is_dataclass(item):
+                yield from error_codes(item)
+        return
+    if not dataclasses.is_dataclass(response):
+        return
+    for f in dataclasses.fields(response):
+        value = getattr(response, f.name)
+        if f.name == "error_code":
+            if int(value) != 0:
+                yield int(value)
+        elif isinstance(value, tuple) or dataclasses.is_dataclass(value):
+            yield from error_codes(value)
+
+
+class Dispatcher:
+    def __init__(
+        self,
+        handlers: dict[int, Handler],
+        supported: dict[int, tuple[int, int]],
+        *,
+        is_active_controller: Callable[[], bool],
+        forwarder: ForwardingManager | None = None,
+        accept_envelopes: bool = False,
+        privileged_listener: str = "PLAINTEXT",
+        authz: Authz = ALLOW_ALL,
+        metrics: RequestMetrics | None = None,
+        on_client_software: Callable[[Connection, str, str], None] | None = None,
+    ) -> None:
+        self.on_client_software = on_client_software
+        self.handlers = handlers
+        self.supported = supported
+        self.is_active_controller = is_active_controller
+        self.forwarder = forwarder
+        self.accept_envelopes = accept_envelopes
+        self.privileged_listener = privileged_listener
+        self.authz = authz
+        self.metrics: RequestMetrics = metrics or NoRequestMetrics()
+
+    async def __call__(self, request: Request, frame: bytes, conn: Connection) -> bytes | None:
+        started = time.perf_counter()
+        errors: list[int] = []
+        forwarded = False
+        try:
+            if request.api_key == API_VERSIONS and self.on_client_software is not None:
+                name = getattr(request.body, "client_software_name", None)
+                if name is not None:
+                    self.on_client_software(conn, name, request.body.client_software_version)
+            if request.api_key == envelope.API_KEY:
+                return await self._envelope(request, conn, errors)
+            if self._should_forward(request, conn):
+                assert self.forwarder is not None
+                outcome = await self.forwarder.forward(frame, conn.principal, conn.peer_host)
+                if outcome.close:
+                    return None
+                if outcome.response is not None:
+                    forwarded = True
+                    return self._relay(request, outcome.response, errors)
+                if outcome.error is not None:
+                    forwarded = True
+                    response = error_response(request, outcome.error)
+                    errors.extend(error_codes(response))
+                    return encode_response(request, response)
+            response = await self._local(request, conn)
+            if not isinstance(response, bytes):
+                errors.extend(error_codes(response))
+            return encode_response(request, response)
+        finally:
+            self.metrics.request(request.api_key, time.perf_counter() - started, errors, forwarded)
+
+    async def _local(self, request: Request, conn: Connection) -> Any:
+        """This node's handler, behind the whole-request cluster check Kafka makes for the API (if any)."""
+        operation = CLUSTER_CHECKS.get(request.api_key)
+        if operation is not None and not self.authz.cluster(conn, operation):
+            return error_response(request, E.CLUSTER_AUTHORIZATION_FAILED)
+        return await self.handlers[request.api_key](request, conn)
+
+    def _should_forward(self, request: Request, conn: Connection) -> bool:
+        return (
+            self.forwarder is not None
+            and request.api_key in BUILDERS
+            and request.api_key in envelope.FORWARDABLE
+            and not conn.from_envelope
+            and not self.is_active_controller()
+        )
+
+    @staticmethod
+    def _relay(request: Request, inner: bytes, errors: list[int]) -> bytes:
+        """Check the controller's inner response parses as the API the client asked (Kafka parses it too)."""
+        schema = load_response_schema(request.api_key, request.api_version)
+        try:
+            _header, offset = entity_reader(schema.__header_schema__)(inner, 0)
+            body, _ = entity_reader(schema)(inner, offset)
+        except Exception as exc:
+            log.warning("forwarding: unparseable inner %s response from the controller: %r", schema.__name__, exc)
+            response = error_response(request, E.UNKNOWN_SERVER_ERROR)
+            errors.extend(error_codes(response))
+            return encode_response(request, response)
+        errors.extend(error_codes(body))
+        return inner
+
+    # -- the controller side --------------------------------------------------------------------------------
+    async def _envelope(self, request: Request, conn: Connection, errors: list[int]) -> bytes | None:
+        """KafkaApis.handleEnvelope's checks, in Kafka's order, then the inner request as its principal."""
+        if not self.accept_envelopes:
+            log.info("closing %s:%d: Envelope while forwarding is disabled here", conn.peer_host, conn.peer_port)
+            return None
+        if conn.listener != self.privileged_listener:
+            log.info(
+                "closing %s:%d: Envelope on listener %s, not the inter-broker listener %s",
+                conn.peer_host, conn.peer_port, conn.listener, self.privileged_listener,
+            )  # fmt: skip
+            return None
+
+        def fail(error: KafkaError) -> bytes:
+            errors.append(error.code)
+            return encode_response(request, build(request.schema.EnvelopeResponse, response_data=None,
+                                                  error_code=ErrorCode(error.code)))  # fmt: skip
+
+        if not self.authz.cluster(conn, AclOperation.CLUSTER_ACTION):
+            return fail(E.CLUSTER_AUTHORIZATION_FAILED)
+        if not self.is_active_controller():
+            return fail(E.NOT_CONTROLLER)
+        body = request.body
+        try:
+            principal = deserialize(body.request_principal or b"")
+        except PrincipalSerdeError as exc:
+            log.info("Envelope from %s: %s", conn.peer_host, exc)
+            return fail(E.PRINCIPAL_DESERIALIZATION_FAILURE)
+        try:
+            client_host = envelope.address_text(body.client_host_address)
+        except ValueError:
+            return fail(E.INVALID_REQUEST)
+        inner_frame = bytes(body.request_data)
+        if len(inner_frame) < 8:
+            return fail(E.INVALID_REQUEST)
+        inner_key = int.from_bytes(inner_frame[:2], "big", signed=True)
+        if inner_key not in envelope.FORWARDABLE:
+            return fail(E.INVALID_REQUEST)
+        try:
+            inner = parse_request(inner_frame, self.supported)
+        except (UnsupportedApi, MalformedRequest):
+            return fail(E.UNSUPPORTED_VERSION)
+        handler = self.handlers.get(inner.api_key)
+        if handler is None:
+            return fail(E.UNSUPPORTED_VERSION)
+        inner_conn = dataclasses.replace(conn, principal=principal, peer_host=client_host, from_envelope=True)
+        audit.info(
+            "forwarded %s v%d principal=%s client=%s:%s client_id=%s via=%s:%d listener=%s",
+            schema_name(inner), inner.api_version, principal, client_host, "-", inner.client_id,
+            conn.peer_host, conn.peer_port, conn.listener,
+        )  # fmt: skip
+        response = await self._local(inner, inner_conn)
+        inner_errors = [] if isinstance(response, bytes) else list(error_codes(response))
+        if E.NOT_CONTROLLER.code in inner_errors:
+            return fail(E.NOT_CONTROLLER)
+        return encode_response(request, build(request.schema.EnvelopeResponse,
+                                              response_data=encode_response(inner, response),
+                                              error_code=ErrorCode.none))  # fmt: skip
+
+
+def schema_name(request: Request) -> str:
+    name: str = type(request.body).__name__
+    return name.removesuffix("Request")

@@ -1,0 +1,100 @@
+"""SaslHandshake (17) and SaslAuthenticate (36): SASL PLAIN and SCRAM-SHA-256/512 on SASL_PLAINTEXT listeners,
+with Kafka's SaslServerAuthenticator states and errors.
+
+A failed authentication is answered (SASL_AUTHENTICATION_FAILED with Kafka's message) and then the
+connection is closed, as Kafka does. Only handshake v1 is served (tokens inside SaslAuthenticate); the v0
+raw-token exchange predates Kafka 1.0 clients.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kio.schema.errors import ErrorCode
+
+from controller.security.errors import SaslAuthenticationError
+from controller.security.plain import PlainServer
+from controller.security.principal import KafkaPrincipal
+from controller.security.scram import ScramCredential, ScramServer
+from controller.security.settings import ListenerSasl
+from controller.wire.codec import Request, build
+from controller.wire.server import Connection
+from zkmodel import errorcodes as E
+
+log = logging.getLogger(__name__)
+ZERO = datetime.timedelta(0)
+
+
+class SaslApis:
+    def __init__(
+        self,
+        listeners: Mapping[str, ListenerSasl],
+        scram_lookup: Callable[[str, str], ScramCredential | None],
+        *,
+        on_failure: Callable[[Connection], None] | None = None,
+    ) -> None:
+        self.listeners = listeners
+        self.scram_lookup = scram_lookup
+        self.on_failure = on_failure
+
+    def handlers(self) -> dict[int, Any]:
+        return {17: self.handshake, 36: self.authenticate}
+
+    async def handshake(self, req: Request, conn: Connection) -> Any:
+        sasl = self.listeners.get(conn.listener)
+        mechanisms = tuple(sasl.mechanisms) if sasl else ()
+        if sasl is None or conn.authenticated or conn.sasl_mechanism is not None:
+            # KafkaApis answers a handshake on a non-SASL or already authenticated connection like this.
+            return build(req.schema.SaslHandshakeResponse, error_code=ErrorCode(E.ILLEGAL_SASL_STATE.code),
+                         mechanisms=mechanisms)  # fmt: skip
+        mechanism = req.body.mechanism
+        if mechanism not in mechanisms:
+            conn.close_after_reply = True
+            return build(req.schema.SaslHandshakeResponse, error_code=ErrorCode(E.UNSUPPORTED_SASL_MECHANISM.code),
+                         mechanisms=mechanisms)  # fmt: skip
+        conn.sasl_mechanism = mechanism
+        if mechanism == "PLAIN":
+            conn.sasl_server = PlainServer(sasl.plain_users)
+        else:
+            conn.sasl_server = ScramServer(mechanism, lambda user: self.scram_lookup(mechanism, user))
+        return build(req.schema.SaslHandshakeResponse, error_code=ErrorCode.none, mechanisms=mechanisms)
+
+    async def authenticate(self, req: Request, conn: Connection) -> Any:
+        response_cls = req.schema.SaslAuthenticateResponse
+        if conn.authenticated or conn.sasl_server is None:
+            message = (
+                "SaslAuthenticate request received after successful authentication"
+                if conn.authenticated
+                else "Unexpected SaslAuthenticate request before SaslHandshake"
+            )
+            if not conn.authenticated:
+                conn.close_after_reply = True
+            return build(response_cls, error_code=ErrorCode(E.ILLEGAL_SASL_STATE.code), error_message=message,
+                         auth_bytes=b"", session_lifetime=ZERO)  # fmt: skip
+        server = conn.sasl_server
+        token = bytes(req.body.auth_bytes)
+        try:
+            if isinstance(server, PlainServer):
+                username: str | None = server.authenticate(token)
+                reply = b""
+            else:
+                reply = await asyncio.to_thread(server.evaluate, token)
+                username = server.username if server.complete else None
+        except SaslAuthenticationError as exc:
+            log.info("SASL/%s authentication of %s failed: %s", conn.sasl_mechanism, conn.peer_host, exc.message)
+            conn.close_after_reply = True
+            if self.on_failure is not None:
+                self.on_failure(conn)
+            return build(response_cls, error_code=ErrorCode(E.SASL_AUTHENTICATION_FAILED.code),
+                         error_message=exc.client_message(conn.sasl_mechanism or ""), auth_bytes=b"",
+                         session_lifetime=ZERO)  # fmt: skip
+        if username is not None:
+            conn.authenticated = True
+            conn.principal = KafkaPrincipal("User", username)
+            conn.sasl_server = None
+        return build(response_cls, error_code=ErrorCode.none, error_message=None, auth_bytes=reply,
+                     session_lifetime=ZERO)  # fmt: skip

@@ -1,0 +1,394 @@
+"""DescribeUserScramCredentials (50) and AlterUserScramCredentials (51) on ZooKeeper-stored credentials.
+
+Modelled on Kafka 3.9's ZooKeeper-mode broker: KafkaApis' handlers (DESCRIBE / ALTER on the CLUSTER) and
+ZkAdminManager.describeUserScramCredentials / alterUserScramCredentials, with their checks, codes and texts.
+Credentials are the ``SCRAM-SHA-256`` / ``SCRAM-SHA-512`` keys of ``/config/users/<sanitized user>`` in
+ScramCredentialUtils' string form; that znode also holds the user's client quotas, which every write keeps.
+A user's write is AdminZkClient.changeUserOrUserClientIdConfig: DynamicConfig.User validation, then one
+multi ``[check(/controller), setData|create, create config_change_ (seq)]`` at the version read (re-read and
+retried on a lost race), or, when no config is left and the node has no children, the node's deletion
+(tryCleanQuotaNodes, no controller check) plus the notification.
+
+Result order follows Kafka's insertion order where Kafka's collections keep one (Scala's small maps and
+sets do); for larger requests Kafka's order is a hash order, which clients do not depend on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import logging
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kazoo.exceptions import (
+    BadVersionError,
+    KazooException,
+    NodeExistsError,
+    NoNodeError,
+    NotEmptyError,
+    RolledBackError,
+)
+from kazoo.handlers.threading import KazooTimeoutError
+
+from controller import multiread
+from controller.security.scram import (
+    MECHANISM_TYPES,
+    credential_from_string,
+    credential_to_string,
+    iterations_error,
+    make_credential_from_salted_password,
+)
+from controller.wire.apis import NodeView, code
+from controller.wire.codec import Request, build, entity
+from controller.wire.configs_api import ApiFailure, controller_for_config_write
+from controller.wire.quotas_api import DOUBLE, LONG, USER_KEYS, java_parse_double
+from controller.wire.server import Connection, Handler
+from controller.zkops import Check, Create, Delete, Op, SetData, build_transaction
+from controller.zksession import SessionLost, ZkSession, ZkTimeout, ZkUnavailable
+from zkmodel import errorcodes as E
+from zkmodel import paths
+from zkmodel.acls import AclOperation
+from zkmodel.configs import USERS, ConfigChangeNotification, EntityConfig, desanitize, sanitize
+from zkmodel.errorcodes import KafkaError
+
+log = logging.getLogger(__name__)
+
+#: kio has v0 only of both (Kafka 3.9 too).
+SUPPORTED_SCRAM: dict[int, tuple[int, int]] = {50: (0, 0), 51: (0, 0)}
+
+ZERO = datetime.timedelta(0)
+WRITE_ATTEMPTS = 5
+#: Type byte -> mechanism name, in ScramMechanism.values() order (UNKNOWN = 0 and any other byte are unknown).
+MECHANISM_NAMES: dict[int, str] = {t: n for n, t in sorted(MECHANISM_TYPES.items(), key=lambda item: item[1])}
+
+# ZkAdminManager's texts.
+EMPTY_USER = "Username must not be empty"
+UNKNOWN_MECHANISM = "Unknown SCRAM mechanism"
+DESCRIBE_MISSING = "Attempt to describe a user credential that does not exist"
+DELETE_MISSING = "Attempt to delete a user credential that does not exist"
+ALTERED_TWICE = "A user credential cannot be altered twice in the same request"
+DESCRIBED_TWICE = "Cannot describe SCRAM credentials for the same user twice in a single request"
+
+#: What a ZooKeeper read or write, or a stored value, can fail with (Kafka catches these as ``Exception``).
+FAILURES: tuple[type[BaseException], ...] = (
+    KazooException,
+    KazooTimeoutError,
+    ZkUnavailable,
+    ZkTimeout,
+    SessionLost,
+    TimeoutError,
+    ValueError,
+)
+
+#: (user, error, message, [(mechanism type, iterations)])
+Described = tuple[str, KafkaError, str | None, list[tuple[int, int]]]
+#: (user, error, message)
+Altered = tuple[str, KafkaError, str | None]
+#: (name, mechanism type, iterations, salt, salted password)
+Upsertion = tuple[str, int, int, bytes, bytes]
+#: (name, mechanism type)
+Deletion = tuple[str, int]
+
+
+class RequestFailure(Exception):
+    """A failure Kafka lets escape the handler: the answer is the request's getErrorResponse."""
+
+
+def java_order(text: str) -> bytes:
+    """Sort key of Java's ``String.compareTo`` (UTF-16 code units)."""
+    return text.encode("utf-16-be", "surrogatepass")
+
+
+def _user_path(sanitized: str) -> str:
+    return f"{paths.CONFIG}/{USERS}/{sanitized}"
+
+
+def _decode_props(path: str, data: bytes | None) -> dict[str, str]:
+    """ConfigEntityZNode.decode: null or empty data (a parent made by createRecursive) is an empty config."""
+    if not data:
+        return {}
+    return dict(EntityConfig.decode(path, data).config)
+
+
+def _java_parse_long(text: str) -> int:
+    """ConfigDef's LONG parsing: ``Long.parseLong(value.trim())``."""
+    trimmed = text.strip("".join(chr(c) for c in range(33)))
+    digits = trimmed[1:] if trimmed[:1] in ("+", "-") else trimmed
+    if not digits.isascii() or not digits.isdigit() or not -(2**63) <= int(trimmed) < 2**63:
+        raise ValueError(text)
+    return int(trimmed)
+
+
+def validate_user_config(props: Mapping[str, str]) -> None:
+    """DynamicConfig.User.validate: only SCRAM and quota keys, quota values that parse; else ValueError."""
+    for key, value in props.items():
+        kind = USER_KEYS.get(key)
+        if kind is None:
+            raise ValueError(f"requirement failed: Unknown Dynamic Configuration: {key}")
+        if kind == LONG:
+            _java_parse_long(value)
+        elif kind == DOUBLE:
+            java_parse_double(value)
+
+
+class ScramApis:
+    def __init__(self, node: NodeView, session: ZkSession) -> None:
+        self.node = node
+        self.session = session
+
+    def handlers(self) -> dict[int, Handler]:
+        return {50: self.describe_user_scram_credentials, 51: self.alter_user_scram_credentials}
+
+    def _write_session(self) -> ZkSession:
+        """The controller writes with its own ZooKeeper identity; other nodes with theirs."""
+        chosen: ZkSession = self.node.write_session() if self.node.write_session else self.session
+        return chosen
+
+    # -- DescribeUserScramCredentials ---------------------------------------------------------------------
+    async def describe_user_scram_credentials(self, req: Request, conn: Connection) -> Any:
+        users = None if req.body.users is None else [u.name for u in req.body.users]
+        result_cls, info_cls = entity(req, "DescribeUserScramCredentialsResult"), entity(req, "CredentialInfo")
+        response_cls = req.schema.DescribeUserScramCredentialsResponse
+        if not self.node.authz.cluster(conn, AclOperation.DESCRIBE):
+            # DescribeUserScramCredentialsRequest.getErrorResponse: one result per requested name, user unset,
+            # and no message (ApiError.fromThrowable drops a default one). Kafka fails with an NPE for a null
+            # list here; we answer without results.
+            denied = code(E.CLUSTER_AUTHORIZATION_FAILED)
+            results = tuple(
+                build(result_cls, user="", error_code=denied, error_message=None, credential_infos=())
+                for _ in users or ()
+            )
+            return build(response_cls, throttle_time=ZERO, error_code=denied, error_message=None, results=results)
+        error, message, found = await asyncio.to_thread(self._describe, users)
+        results = tuple(
+            build(result_cls, user=user, error_code=code(err), error_message=msg,
+                  credential_infos=tuple(build(info_cls, mechanism=m, iterations=i) for m, i in infos))
+            for user, err, msg, infos in found
+        )  # fmt: skip
+        return build(response_cls, throttle_time=ZERO, error_code=code(error), error_message=message, results=results)
+
+    def _read_user(self, user: str) -> tuple[dict[str, str], int | None]:
+        """AdminZkClient.fetchEntityConfig(USER, sanitize(user)) and the znode's version (None: no znode)."""
+        path = _user_path(sanitize(user))
+        found = self.session.get(path)
+        if found is None:
+            return {}, None
+        return _decode_props(path, found[0]), found[1].version
+
+    def _all_users(self) -> list[tuple[str, dict[str, str]]]:
+        """AdminZkClient.fetchAllEntityConfigs(USER): (sanitized name, config) of every user znode."""
+        root = f"{paths.CONFIG}/{USERS}"
+        names = sorted(self.session.get_children(root) or [])
+        if not names:
+            return []
+        found = multiread.read_data(self.session.client, [f"{root}/{n}" for n in names])
+        out = []
+        for name in names:
+            path = f"{root}/{name}"
+            result = found.get(path)
+            out.append((name, _decode_props(path, result[0]) if result is not None else {}))
+        return out
+
+    @staticmethod
+    def _credential_infos(user: str, props: Mapping[str, str], explicit: bool) -> Described | None:
+        """ZkAdminManager's addToResultsIfHasScramCredential."""
+        present = [(t, n) for t, n in MECHANISM_NAMES.items() if n in props]
+        if present:
+            try:
+                infos = [(t, credential_from_string(props[n]).iterations) for t, n in present]
+            except ValueError:  # "should generally never happen, but just in case bad data gets in"
+                log.warning("cannot parse a SCRAM credential of user %r", user, exc_info=True)
+                return (user, E.UNKNOWN_SERVER_ERROR, E.UNKNOWN_SERVER_ERROR.message, [])
+            return (user, E.NONE, None, infos)
+        if explicit:
+            return (user, E.RESOURCE_NOT_FOUND, f"{DESCRIBE_MISSING}: {user}", [])
+        return None
+
+    def _describe(self, users: list[str] | None) -> tuple[KafkaError, str | None, list[Described]]:
+        """ZkAdminManager.describeUserScramCredentials: null or empty ``users`` lists every user with credentials."""
+        results: dict[str, Described] = {}
+        if not users:
+            try:
+                for sanitized, props in self._all_users():
+                    described = self._credential_infos(desanitize(sanitized), props, explicit=False)
+                    if described is not None:
+                        results[described[0]] = described
+            except FAILURES:
+                log.warning("Error processing describe user SCRAM credential configs request", exc_info=True)
+                return E.UNKNOWN_SERVER_ERROR, E.UNKNOWN_SERVER_ERROR.message, []
+            return E.NONE, None, [results[u] for u in sorted(results, key=java_order)]
+        illegal: set[str] = {u for u in users if not u}
+        for user in illegal:
+            results[user] = (user, E.RESOURCE_NOT_FOUND, EMPTY_USER, [])
+        counts = Counter(users)
+        duplicated = {u for u, n in counts.items() if n > 1 and u not in illegal}
+        for user in duplicated:
+            results[user] = (user, E.DUPLICATE_RESOURCE, f"{DESCRIBED_TWICE}: {user}", [])
+        for user in users:
+            if user in illegal or user in duplicated:
+                continue
+            try:
+                props, _version = self._read_user(user)
+            except FAILURES:
+                log.warning("Error processing describe user SCRAM credential configs request", exc_info=True)
+                results[user] = (user, E.UNKNOWN_SERVER_ERROR, E.UNKNOWN_SERVER_ERROR.message, [])
+                continue
+            described = self._credential_infos(user, props, explicit=True)
+            assert described is not None  # explicit users always get a result
+            results[user] = described
+        return E.NONE, None, [results[u] for u in dict.fromkeys(users)]
+
+    # -- AlterUserScramCredentials ------------------------------------------------------------------------
+    async def alter_user_scram_credentials(self, req: Request, conn: Connection) -> Any:
+        body = req.body
+        upsertions: list[Upsertion] = [
+            (u.name, int(u.mechanism), int(u.iterations), bytes(u.salt), bytes(u.salted_password))
+            for u in body.upsertions
+        ]
+        deletions: list[Deletion] = [(d.name, int(d.mechanism)) for d in body.deletions]
+        result_cls = entity(req, "AlterUserScramCredentialsResult")
+        response_cls = req.schema.AlterUserScramCredentialsResponse
+        error: KafkaError | None = None
+        if not self.node.authz.cluster(conn, AclOperation.ALTER):
+            error = E.CLUSTER_AUTHORIZATION_FAILED
+        else:
+            try:
+                outcome = await asyncio.to_thread(self._alter, upsertions, deletions)
+            except RequestFailure:
+                log.warning("Error altering user SCRAM credentials", exc_info=True)
+                error = E.UNKNOWN_SERVER_ERROR
+        if error is not None:
+            # AlterUserScramCredentialsRequest.getErrorResponse: every user once, sorted, no message.
+            names = sorted({n for n, _m in deletions} | {u[0] for u in upsertions}, key=java_order)
+            outcome = [(n, error, None) for n in names]
+        results = tuple(build(result_cls, user=u, error_code=code(e), error_message=m) for u, e, m in outcome)
+        return build(response_cls, throttle_time=ZERO, results=results)
+
+    def _alter(self, upsertions: Sequence[Upsertion], deletions: Sequence[Deletion]) -> list[Altered]:
+        """ZkAdminManager.alterUserScramCredentials, step by step."""
+        # Requests that are illegal on their own: empty name, unknown mechanism, iterations out of bounds.
+        # Deletions first, then upsertions (Scala's ``toMap ++ toMap``: an upsertion's verdict wins).
+        illegal: dict[str, str] = {}
+        for name, mechanism in deletions:
+            if not name:
+                illegal[name] = EMPTY_USER
+            elif mechanism not in MECHANISM_NAMES:
+                illegal[name] = UNKNOWN_MECHANISM
+        for name, mechanism, iterations, _salt, _salted in upsertions:
+            if not name:
+                illegal[name] = EMPTY_USER
+            elif mechanism not in MECHANISM_NAMES:
+                illegal[name] = UNKNOWN_MECHANISM
+            else:
+                verdict = iterations_error(MECHANISM_NAMES[mechanism], iterations)
+                if verdict is not None:
+                    illegal[name] = verdict
+        results: list[Altered] = [
+            (user, E.UNSUPPORTED_SASL_MECHANISM if msg == UNKNOWN_MECHANISM else E.UNACCEPTABLE_CREDENTIAL, msg)
+            for user, msg in illegal.items()
+        ]
+        # The same (user, mechanism) twice, across upsertions and deletions, fails the user.
+        pairs = [(u[0], u[1]) for u in upsertions if u[0] not in illegal]
+        pairs += [d for d in deletions if d[0] not in illegal]
+        counts = Counter(pairs)
+        duplicated = list(dict.fromkeys(n for n, m in pairs if counts[(n, m)] > 1))
+        results += [(user, E.DUPLICATE_RESOURCE, ALTERED_TWICE) for user in duplicated]
+        candidates = list(dict.fromkeys(n for n, _m in pairs if n not in duplicated))
+        try:  # outside any try in Kafka: a failure here fails the whole request
+            configs = {user: self._read_user(user) for user in candidates}
+        except FAILURES as exc:
+            raise RequestFailure(f"cannot read the configs of {len(candidates)} users") from exc
+        # Deleting a credential the user does not have.
+        missing = list(
+            dict.fromkeys(n for n, m in deletions if n in configs and MECHANISM_NAMES[m] not in configs[n][0])
+        )
+        results += [(user, E.RESOURCE_NOT_FOUND, DELETE_MISSING) for user in missing]
+        to_alter = [user for user in candidates if user not in missing]
+        # Kafka prepares every user's properties inside each user's try block, so one credential that cannot
+        # be derived (an empty salted password: "Empty key") fails every user being altered.
+        credentials: dict[tuple[str, int], str] = {}
+        try:
+            for name, mechanism, iterations, salt, salted in upsertions:
+                if name in to_alter:
+                    credential = make_credential_from_salted_password(
+                        MECHANISM_NAMES[mechanism], salted, salt, iterations
+                    )
+                    credentials[(name, mechanism)] = credential_to_string(credential)
+        except ValueError:
+            log.info("Error encountered while altering user SCRAM credentials", exc_info=True)
+            return results + [(user, E.UNKNOWN_SERVER_ERROR, E.UNKNOWN_SERVER_ERROR.message) for user in to_alter]
+        failed: list[Altered] = []
+        done: list[Altered] = []
+        for user in to_alter:
+            removed = [MECHANISM_NAMES[m] for n, m in deletions if n == user]
+            added = {MECHANISM_NAMES[m]: text for (n, m), text in credentials.items() if n == user}
+            try:
+                self._persist(user, configs[user], removed, added)
+                done.append((user, E.NONE, None))
+            except ApiFailure as exc:  # Errors.forException(e): the error's own message, not the exception's
+                log.info("Error encountered while altering user SCRAM credentials: %s", exc.message)
+                failed.append((user, exc.error, exc.error.message))
+            except FAILURES:
+                log.warning("Error encountered while altering user SCRAM credentials", exc_info=True)
+                failed.append((user, E.UNKNOWN_SERVER_ERROR, E.UNKNOWN_SERVER_ERROR.message))
+        return results + failed + done
+
+    def _persist(
+        self, user: str, read: tuple[dict[str, str], int | None], removed: Sequence[str], added: Mapping[str, str]
+    ) -> None:
+        """AdminZkClient.changeConfigs(USER, ...) as a compare-and-set on the version read, retried on a race."""
+        sanitized = sanitize(user)
+        props, version = read
+        for attempt in range(WRITE_ATTEMPTS):
+            if attempt:
+                props, version = self._read_user(user)
+            new = {k: v for k, v in props.items() if k not in removed}
+            new.update(added)
+            validate_user_config(new)
+            if self._commit(sanitized, new, version):
+                return
+        raise ApiFailure(
+            E.STALE_CONTROLLER_EPOCH, f"Cannot set entity configs for {USERS} {sanitized}: concurrent updates."
+        )
+
+    def _commit(self, sanitized: str, props: Mapping[str, str], version: int | None) -> bool:
+        """One multi; False when something moved underneath (the caller re-reads and retries)."""
+        session = self._write_session()
+        path = _user_path(sanitized)
+        ops: list[Op]
+        if not props and not session.get_children(path):
+            # tryCleanQuotaNodes: no configs and no children left, so the node goes (deletePath: gone is fine).
+            ops = [] if version is None else [Delete(path, version)]
+        else:
+            controller_stat = controller_for_config_write(session, f"{USERS} {sanitized}")
+            payload = EntityConfig(dict(props)).encode()
+            if version is None:
+                session.ensure_persistent([f"{paths.CONFIG}/{USERS}"])
+            ops = [
+                Check(paths.CONTROLLER, controller_stat.version),
+                Create(path, payload) if version is None else SetData(path, payload, version),
+            ]
+        session.ensure_persistent([paths.CONFIG_CHANGES])
+        ops.append(
+            Create(
+                f"{paths.CONFIG_CHANGES}/{paths.CONFIG_CHANGE_PREFIX}",
+                ConfigChangeNotification(f"{USERS}/{sanitized}").encode(),
+                sequential=True,
+            )
+        )
+        results = session.call(
+            lambda: build_transaction(session.client, ops).commit_async(),
+            what=f"alter SCRAM credentials of {USERS} {sanitized}",
+            write="config",
+        )
+        failures = [r for r in results if isinstance(r, Exception) and not isinstance(r, RolledBackError)]
+        if not failures:
+            return True
+        failure = failures[0]
+        if isinstance(failure, BadVersionError | NoNodeError | NodeExistsError | NotEmptyError) and (
+            results[-1] is not failure
+        ):
+            return False  # /controller changed, or someone else wrote or removed the node first
+        raise failure
