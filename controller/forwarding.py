@@ -12,9 +12,10 @@ bump), the request is handed back to be handled locally, as a pre-bridge broker 
 from __future__ import annotations
 
 import asyncio
-import collections
+import contextlib
 import logging
-import threading
+import socket
+import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,6 +33,8 @@ log = logging.getLogger(__name__)
 
 #: How long to wait for a new controller before asking the metadata cache again.
 REDISCOVERY_BACKOFF_S = 0.05
+#: A bound on an envelope response's size (socket.request.max.bytes), so a bad peer cannot make us allocate.
+MAX_RESPONSE = 104_857_600
 
 
 class ForwardingMetrics(Protocol):
@@ -69,11 +72,23 @@ class _Item:
     principal: KafkaPrincipal
     client_host: str
     created: float
-    done: Callable[[Outcome], None]
     sent_at: float | None = field(default=None)
 
 
+@dataclass
+class _Channel:
+    """An authenticated connection to one controller, driven by the wire event loop."""
+
+    target: tuple[int, str, int]
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    supports_envelope: bool
+
+
 class ForwardingManager:
+    """Runs on the node's wire event loop: ``forward`` is awaited by the connection handler itself, so a
+    forwarded request costs no thread hand-offs; only connecting (and SASL) runs in a worker thread."""
+
     def __init__(
         self,
         broker_id: int,
@@ -90,71 +105,46 @@ class ForwardingManager:
         self._connect = connect
         self.timeout_s = timeout_ms / 1000
         self.metrics: ForwardingMetrics = metrics or NoMetrics()
-        self._queue: collections.deque[_Item] = collections.deque()
-        self._cond = threading.Condition()
+        self._queued = 0
+        self._lock: asyncio.Lock | None = None
         self._stopped = False
-        self._client: KafkaClient | None = None
-        self._client_target: tuple[int, str, int] | None = None
-        self._supports_envelope = False
+        self._channel: _Channel | None = None
         self._correlation = 0
         self._stale: tuple[int, int, float] | None = None
-        self._thread = threading.Thread(target=self._run, name=f"forwarding-{broker_id}", daemon=True)
 
     def start(self) -> None:
-        self._thread.start()
+        """Nothing to start: the first forwarded request connects."""
 
     def stop(self) -> None:
-        with self._cond:
-            self._stopped = True
-            pending = list(self._queue)
-            self._queue.clear()
-            self._cond.notify_all()
-        for item in pending:
-            item.done(Outcome(error=E.REQUEST_TIMED_OUT))
-        self._thread.join(timeout=10)
-        self._forget()
+        """Queued requests end as REQUEST_TIMED_OUT; the channel closes with the event loop."""
+        self._stopped = True
 
     async def forward(self, frame: bytes, principal: KafkaPrincipal, client_host: str) -> Outcome:
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[Outcome] = loop.create_future()
-
-        def settle(outcome: Outcome) -> None:
-            if not future.done():
-                future.set_result(outcome)
-
-        def done(outcome: Outcome) -> None:
-            loop.call_soon_threadsafe(settle, outcome)
-
-        with self._cond:
-            if self._stopped:
-                return Outcome(error=E.REQUEST_TIMED_OUT)
-            self._queue.append(_Item(frame, principal, client_host, time.monotonic(), done))
-            self.metrics.queue_length(len(self._queue))
-            self._cond.notify()
-        return await future
-
-    # -- the worker thread ------------------------------------------------------------------------------------
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while not self._queue and not self._stopped:
-                    self._cond.wait()
-                if self._stopped:
-                    return
-                item = self._queue[0]
+        if self._stopped:
+            return Outcome(error=E.REQUEST_TIMED_OUT)
+        if self._lock is None:
+            self._lock = asyncio.Lock()  # created on the loop that uses it
+        item = _Item(frame, principal, client_host, time.monotonic())
+        self._queued += 1
+        self.metrics.queue_length(self._queued)
+        try:
+            # One request in flight at a time, first come first served (asyncio.Lock is fair). No timeout on
+            # the wait itself (cancelling an acquire can leak the lock on 3.11); _process times out an item
+            # that waited past its deadline, and each item ahead of it is bounded by its own.
+            await self._lock.acquire()
             try:
-                outcome = self._process(item)
+                return await self._process(item)
             except Exception:
-                log.exception("BK-UNEXPECTED forwarding a request from %s", item.client_host)
-                self._forget()
-                outcome = Outcome(error=E.UNKNOWN_SERVER_ERROR)
-            with self._cond:
-                if self._queue and self._queue[0] is item:
-                    self._queue.popleft()
-                self.metrics.queue_length(len(self._queue))
-            item.done(outcome)
+                log.exception("BK-UNEXPECTED forwarding a request from %s", client_host)
+                await self._forget()
+                return Outcome(error=E.UNKNOWN_SERVER_ERROR)
+            finally:
+                self._lock.release()
+        finally:
+            self._queued -= 1
+            self.metrics.queue_length(self._queued)
 
-    def _process(self, item: _Item) -> Outcome:
+    async def _process(self, item: _Item) -> Outcome:
         while True:
             remaining = item.created + self.timeout_s - time.monotonic()
             if remaining <= 0 or self._stopped:
@@ -162,26 +152,24 @@ class ForwardingManager:
                 return Outcome(error=E.REQUEST_TIMED_OUT)
             target = self._controller()
             if target is None:
-                self._wait_for_controller(min(remaining, REDISCOVERY_BACKOFF_S))
+                await asyncio.sleep(min(remaining, REDISCOVERY_BACKOFF_S))
                 continue
             try:
-                client = self._client_for(target, remaining)
+                channel = await self._channel_to(target, remaining)
             except SaslFailure as exc:
                 log.warning("forwarding: cannot authenticate to controller %d: %s", target[0], exc)
-                self._forget()
                 return Outcome(error=E.UNKNOWN_SERVER_ERROR)
-            except ClientError as exc:
+            except (ClientError, OSError) as exc:
                 log.info("forwarding: controller %d unreachable (%s); retrying", target[0], exc)
-                self._forget()
-                self._wait_for_controller(min(remaining, REDISCOVERY_BACKOFF_S))
+                await asyncio.sleep(min(max(remaining, 0.0), REDISCOVERY_BACKOFF_S))
                 continue
-            if not self._supports_envelope:
+            if not channel.supports_envelope:
                 return Outcome(local=True)
-            outcome = self._send(item, client, target)
+            outcome = await self._send(item, channel, remaining)
             if outcome is not None:
                 return outcome
 
-    def _send(self, item: _Item, client: KafkaClient, target: tuple[int, str, int]) -> Outcome | None:
+    async def _send(self, item: _Item, channel: _Channel, remaining: float) -> Outcome | None:
         """One envelope exchange; None means "retry": the controller moved or went away."""
         self._correlation += 1
         correlation = self._correlation
@@ -193,11 +181,18 @@ class ForwardingManager:
             self.metrics.forwarded_request()
         item.sent_at = sent
         self.metrics.envelope_sent()
+        target = channel.target
         try:
-            reply_frame = client.raw_request(lambda _c: payload)
-        except ClientError as exc:
-            log.info("forwarding: lost controller %d (%s); retrying", target[0], exc)
-            self._forget()
+            channel.writer.write(struct.pack(">i", len(payload)) + payload)
+            await channel.writer.drain()
+            header = await asyncio.wait_for(channel.reader.readexactly(4), timeout=remaining)
+            (size,) = struct.unpack(">i", header)
+            if size < 0 or size > MAX_RESPONSE:
+                raise ConnectionError(f"response of {size} bytes")
+            reply_frame = await asyncio.wait_for(channel.reader.readexactly(size), timeout=remaining)
+        except (OSError, asyncio.IncompleteReadError, TimeoutError) as exc:
+            log.info("forwarding: lost controller %d (%r); retrying", target[0], exc)
+            await self._forget()
             return None
         self.metrics.queue_time(sent - item.created)
         self.metrics.remote_time(time.monotonic() - sent)
@@ -205,11 +200,11 @@ class ForwardingManager:
             reply = envelope.decode_response(reply_frame, correlation)
         except envelope.EnvelopeDecodeError as exc:
             log.warning("forwarding: %s", exc)
-            self._forget()
+            await self._forget()
             return Outcome(error=E.UNKNOWN_SERVER_ERROR)
         if reply.error_code == E.NOT_CONTROLLER.code:
             log.info("forwarding: broker %d is no longer the controller; rediscovering", target[0])
-            self._forget(stale_controller=target[0])
+            await self._forget(stale_controller=target[0])
             return None
         if reply.error_code == E.UNSUPPORTED_VERSION.code:
             return Outcome(close=True)
@@ -246,32 +241,37 @@ class ForwardingManager:
             return None
         return controller_id, endpoint.host, endpoint.port
 
-    def _wait_for_controller(self, seconds: float) -> None:
-        with self._cond:
-            self._cond.wait(timeout=max(seconds, 0.0))
+    async def _channel_to(self, target: tuple[int, str, int], remaining: float) -> _Channel:
+        if self._channel is not None and self._channel.target == target:
+            return self._channel
+        await self._forget()
+        sock, supports_envelope = await asyncio.to_thread(self._open, target, remaining)
+        reader, writer = await asyncio.open_connection(sock=sock)
+        self._channel = _Channel(target, reader, writer, supports_envelope)
+        return self._channel
 
-    def _client_for(self, target: tuple[int, str, int], remaining: float) -> KafkaClient:
-        if self._client is not None and self._client_target == target:
-            self._client.timeout = remaining
-            return self._client
-        self._forget()
+    def _open(self, target: tuple[int, str, int], remaining: float) -> tuple[socket.socket, bool]:
+        """Connect, authenticate and ask ApiVersions with the blocking client, then hand the socket over."""
         client = self._connect(target[1], target[2], remaining)
         try:
             versions = client.request(18, 3, ApiVersionsRequest(client_software_name="bridgekeeper",
                                                                 client_software_version="1"))  # fmt: skip
-        except ClientError:
+            if int(versions.error_code) != 0:
+                raise ClientError(f"ApiVersions from controller {target[0]} failed with error {versions.error_code}")
+            supports = any(int(k.api_key) == envelope.API_KEY for k in versions.api_keys)
+            sock = client.detach()
+        except BaseException:
             client.close()
             raise
-        if int(versions.error_code) != 0:
-            client.close()
-            raise ClientError(f"ApiVersions from controller {target[0]} failed with error {versions.error_code}")
-        self._supports_envelope = any(int(k.api_key) == envelope.API_KEY for k in versions.api_keys)
-        self._client, self._client_target = client, target
-        return client
+        sock.settimeout(None)
+        sock.setblocking(False)
+        return sock, supports
 
-    def _forget(self, stale_controller: int | None = None) -> None:
-        if self._client is not None:
-            self._client.close()
-        self._client, self._client_target = None, None
+    async def _forget(self, stale_controller: int | None = None) -> None:
+        channel, self._channel = self._channel, None
+        if channel is not None:
+            channel.writer.close()
+            with contextlib.suppress(OSError, ConnectionError):
+                await channel.writer.wait_closed()
         if stale_controller is not None:
             self._stale = (stale_controller, self._snapshot().version, time.monotonic())

@@ -153,7 +153,8 @@ class ZkSession:
             ok = False
             try:
                 result = self._call(fn, what)
-                ok = True
+                # A multi answers with per-op results: one exception among them means nothing was written.
+                ok = not (isinstance(result, list) and any(isinstance(r, Exception) for r in result))
                 return result
             finally:
                 self.on_write(write, time.perf_counter() - started, ok)

@@ -41,6 +41,13 @@ class KafkaClient:
         self._correlation = 0
         self._lock = threading.Lock()
 
+    def detach(self) -> socket.socket:
+        """Hand the connected (and authenticated) socket to the caller, who now owns it."""
+        self._ensure_connected()
+        sock, self._sock = self._sock, None
+        assert sock is not None
+        return sock
+
     def close(self) -> None:
         if self._sock is not None:
             self._sock.close()

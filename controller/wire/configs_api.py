@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import orjson
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
+from kazoo.exceptions import BadVersionError, KazooException, NoAuthError, NodeExistsError, NoNodeError, RolledBackError
 from kazoo.protocol.states import ZnodeStat
 
 from controller.wire.apis import NodeView, code
 from controller.wire.codec import Request, build, entity
 from controller.wire.server import Connection, Handler
 from controller.zkops import Check, Create, Op, SetData, build_transaction
-from controller.zksession import ZkSession
+from controller.zksession import SessionLost, ZkSession, ZkTimeout, ZkUnavailable
 from zkmodel import errorcodes as E
 from zkmodel import paths, topic_names
 from zkmodel.acls import AclOperation
@@ -42,6 +43,7 @@ from zkmodel.topic_configs import (
 )
 
 ZERO = datetime.timedelta(0)
+log = logging.getLogger(__name__)
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
 #: ConfigResource.Type in Kafka 3.9 (for messages).
 RESOURCE_TYPE_NAMES = {0: "UNKNOWN", 2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRICS"}
@@ -61,6 +63,22 @@ class ApiFailure(Exception):
         super().__init__(message)
         self.error = error
         self.message = message
+
+
+#: What a ZooKeeper-backed admin write can fail with besides its own domain errors.
+STORE_ERRORS = (KazooException, ZkUnavailable, SessionLost, ZkTimeout)
+
+
+def store_failure(exc: BaseException, what: str) -> ApiFailure:
+    """A ZooKeeper failure as the per-resource error Kafka gives (UNKNOWN_SERVER_ERROR), with a message that
+    says what happened: a write refused by ZooKeeper's ACLs (lockdown) must be recognisable as such."""
+    if isinstance(exc, NoAuthError):
+        return ApiFailure(
+            E.UNKNOWN_SERVER_ERROR,
+            f"ZooKeeper refused to write {what} (NoAuth): this node's ZooKeeper identity may not write it",
+        )
+    log.warning("writing %s failed: %r", what, exc)
+    return ApiFailure(E.UNKNOWN_SERVER_ERROR, f"ZooKeeper failed while writing {what}: {type(exc).__name__}")
 
 
 def controller_for_config_write(session: ZkSession, what: str) -> ZnodeStat:
@@ -317,6 +335,9 @@ class ConfigApis:
                     outcome = OK
                 except ApiFailure as exc:
                     outcome = (exc.error, exc.message)
+                except STORE_ERRORS as exc:
+                    failure = store_failure(exc, f"the configs of {_resource_text(rid[0], rid[1])}")
+                    outcome = (failure.error, failure.message)
             out.append(
                 build(entity(req, "AlterConfigsResourceResponse"), error_code=code(outcome[0]),
                       error_message=outcome[1], resource_type=rid[0], resource_name=rid[1])

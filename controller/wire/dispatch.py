@@ -29,6 +29,7 @@ from controller.wire.codec import (
     encode_response,
     parse_request,
 )
+from controller.wire.configs_api import STORE_ERRORS, store_failure
 from controller.wire.error_responses import BUILDERS, error_response
 from controller.wire.server import Connection, Handler
 from zkmodel import errorcodes as E
@@ -139,7 +140,13 @@ class Dispatcher:
         operation = CLUSTER_CHECKS.get(request.api_key)
         if operation is not None and not self.authz.cluster(conn, operation):
             return error_response(request, E.CLUSTER_AUTHORIZATION_FAILED)
-        return await self.handlers[request.api_key](request, conn)
+        try:
+            return await self.handlers[request.api_key](request, conn)
+        except STORE_ERRORS as exc:
+            if request.api_key not in BUILDERS:
+                raise
+            failure = store_failure(exc, f"for {schema_name(request)}")
+            return error_response(request, failure.error, failure.message)
 
     def _should_forward(self, request: Request, conn: Connection) -> bool:
         return (

@@ -26,7 +26,7 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, NotE
 from controller import multiread
 from controller.wire.apis import NodeView, code
 from controller.wire.codec import Request, build, entity
-from controller.wire.configs_api import ApiFailure, controller_for_config_write
+from controller.wire.configs_api import STORE_ERRORS, ApiFailure, controller_for_config_write, store_failure
 from controller.wire.server import Connection, Handler
 from controller.zkops import Check, Create, Delete, Op, SetData, build_transaction
 from controller.zksession import ZkSession
@@ -336,6 +336,9 @@ class QuotaApis:
                 error, message = E.NONE, None
             except ApiFailure as exc:
                 error, message = exc.error, exc.message
+            except STORE_ERRORS as exc:
+                failure = store_failure(exc, f"the quotas of {components}")
+                error, message = failure.error, failure.message
             out.append(
                 build(entry_cls, error_code=code(error), error_message=message,
                       entity=tuple(build(entity_cls, entity_type=t, entity_name=n) for t, n in components))

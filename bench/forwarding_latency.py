@@ -1,0 +1,122 @@
+"""Latency of one admin request sent through a forwarding broker (KIP-590 Envelope) vs. straight to the
+active controller, measured in the same run on the same three-node stack.
+
+The request is an IncrementalAlterConfigs on one topic (a ZooKeeper multi on the controller either way).
+Sends alternate between the two paths so drift in ZooKeeper or the machine hits both alike; p50 and p99 of
+each and their ratios are printed. Targets from issue 5: p50 ratio <= 1.3, p99 ratio <= 2.
+
+    .venv/bin/python -m bench.forwarding_latency [--requests 400] [--warmup 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from kazoo.client import KazooClient
+from kio.schema.create_topics.v5.request import CreatableTopic, CreateTopicsRequest
+from kio.schema.incremental_alter_configs.v1.request import (
+    AlterableConfig,
+    AlterConfigsResource,
+    IncrementalAlterConfigsRequest,
+)
+from kio.schema.types import TopicName
+from kio.static.primitive import i8, i16, i32, i32Timedelta
+
+from controller.stack import Stack
+from controller.wire.client import KafkaClient
+from tests.stackutil import controller_id, metric_sum, metrics_url
+
+TOPIC = "bench-forwarding"
+
+
+VALIDATE_ONLY = False
+
+
+def alter(client: KafkaClient, value: int) -> float:
+    body = IncrementalAlterConfigsRequest(
+        resources=(
+            AlterConfigsResource(
+                resource_type=i8(2),
+                resource_name=TOPIC,
+                configs=(AlterableConfig(name="retention.ms", config_operation=i8(0), value=str(value)),),
+            ),
+        ),
+        validate_only=VALIDATE_ONLY,
+    )
+    started = time.perf_counter()
+    response = client.request(44, 1, body)
+    elapsed = time.perf_counter() - started
+    errors = [int(r.error_code) for r in response.responses]
+    if errors != [0]:
+        raise SystemExit(f"IncrementalAlterConfigs failed with {errors}")
+    return elapsed
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--requests", type=int, default=400, help="requests per path (default 400)")
+    parser.add_argument("--warmup", type=int, default=50, help="unmeasured requests per path first")
+    args = parser.parse_args(argv)
+    stack = Stack(nodes=3, data_dir=Path(tempfile.mkdtemp(prefix="bk-bench-")), ibp="3.4-IV0")
+    print("starting a three-node stack at IBP 3.4-IV0 ...", file=sys.stderr)
+    stack.start()
+    zk = KazooClient(hosts=stack.zookeeper)
+    zk.start(timeout=20)
+    try:
+        deadline = time.monotonic() + 60
+        while controller_id(zk) is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        cid = controller_id(zk)
+        controller = next(n for n in stack.nodes if n.broker_id == cid)
+        broker = next(n for n in stack.nodes if n.broker_id != cid)
+        direct = KafkaClient("127.0.0.1", controller.port, client_id="bench-direct", timeout=30)
+        forwarded = KafkaClient("127.0.0.1", broker.port, client_id="bench-forwarded", timeout=30)
+        created = direct.request(19, 5, CreateTopicsRequest(
+            topics=(CreatableTopic(name=TopicName(TOPIC), num_partitions=i32(1), replication_factor=i16(1), assignments=(),
+                                   configs=()),),
+            timeout=i32Timedelta.parse(datetime.timedelta(seconds=30)), validate_only=False))  # fmt: skip
+        if int(created.topics[0].error_code) not in (0, 36):
+            raise SystemExit(f"cannot create {TOPIC}: error {created.topics[0].error_code}")
+        for i in range(args.warmup):
+            alter(direct, i)
+            alter(forwarded, i)
+        before = metric_sum(metrics_url(broker.ready), "bridgekeeper_forwarding_client_requests_total")
+        times: dict[str, list[float]] = {"direct": [], "forwarded": []}
+        for i in range(args.requests):
+            times["direct"].append(alter(direct, 10_000 + i))
+            times["forwarded"].append(alter(forwarded, 20_000 + i))
+            if i % 50 == 49:
+                print(f"  {i + 1}/{args.requests} per path", file=sys.stderr)
+        moved = metric_sum(metrics_url(broker.ready), "bridgekeeper_forwarding_client_requests_total") - before
+        if moved != args.requests:
+            raise SystemExit(f"the broker forwarded {moved:.0f} requests, expected {args.requests}")
+        print(f"IncrementalAlterConfigs, {args.requests} requests per path, alternating, 3 nodes, IBP 3.4-IV0")
+        print(f"{'path':<12}{'p50 ms':>10}{'p99 ms':>10}{'mean ms':>10}")
+        for path, values in times.items():
+            print(f"{path:<12}{percentile(values, 0.5) * 1000:>10.2f}{percentile(values, 0.99) * 1000:>10.2f}"
+                  f"{statistics.fmean(values) * 1000:>10.2f}")  # fmt: skip
+        p50 = percentile(times["forwarded"], 0.5) / percentile(times["direct"], 0.5)
+        p99 = percentile(times["forwarded"], 0.99) / percentile(times["direct"], 0.99)
+        print(f"ratio forwarded/direct: p50 {p50:.2f} (target <= 1.3), p99 {p99:.2f} (target <= 2)")
+        direct.close()
+        forwarded.close()
+    finally:
+        zk.stop()
+        zk.close()
+        stack.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,90 @@
+"""The controller writes ZooKeeper with its own digest identity, distinct from the brokers': once ZooKeeper's
+ACLs admit only the controller to metadata paths (what ``lockdown`` will set), forwarded admin writes still
+land and a broker writing by itself (below the forwarding gate) is refused with a clear error."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+from kazoo.client import KazooClient
+from kazoo.security import READ_ACL_UNSAFE, make_digest_acl
+
+from controller.stack import Stack
+from tests.integration.cluster import wait_for
+from tests.stackutil import controller_id, metric_sum, metrics_url
+
+pytestmark = pytest.mark.e2e
+
+IDENTITIES = {
+    "bridgekeeper.zookeeper.digest": "broker:broker-secret",
+    "bridgekeeper.zookeeper.controller.digest": "controller:controller-secret",
+}
+#: What lockdown will do to a metadata path: the controller may do anything, everyone else may only read.
+CONTROLLER_ONLY = [make_digest_acl("controller", "controller-secret", all=True), *READ_ACL_UNSAFE]
+
+
+@contextlib.contextmanager
+def locked_stack(tmp_path: Path, ibp: str) -> Iterator[tuple[Stack, KazooClient, int]]:
+    stack = Stack(nodes=2, data_dir=tmp_path / ibp, ibp=ibp, overrides=IDENTITIES)
+    stack.start()
+    zk = KazooClient(hosts=stack.zookeeper)
+    try:
+        zk.start(timeout=20)
+        wait_for(lambda: controller_id(zk) is not None, 60, "a controller")
+        for path in ("/config/brokers", "/config/changes"):
+            zk.ensure_path(path)
+            zk.set_acls(path, CONTROLLER_ONLY)
+        cid = controller_id(zk)
+        assert cid is not None
+        yield stack, zk, cid
+    finally:
+        with contextlib.suppress(Exception):
+            zk.stop()
+            zk.close()
+        stack.stop()
+
+
+def alter_broker_config(stack: Stack, broker_id: int, value: str) -> str:
+    node = next(n for n in stack.nodes if n.broker_id == broker_id)
+    admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{node.port}", request_timeout_ms=30000)
+    try:
+        resource = ConfigResource(ConfigResourceType.BROKER, str(broker_id),
+                                  configs={"leader.replication.throttled.rate": value})  # fmt: skip
+        result: Any = admin.alter_configs([resource], raise_on_unknown=False)
+        return str(result["broker"][str(broker_id)])
+    finally:
+        admin.close()
+
+
+def config_writes(stack: Stack, broker_id: int, outcome: str) -> float:
+    node = next(n for n in stack.nodes if n.broker_id == broker_id)
+    return metric_sum(metrics_url(node.ready), "bridgekeeper_zookeeper_writes_total", kind="config", outcome=outcome)
+
+
+def test_forwarded_writes_carry_the_controller_identity(tmp_path: Path) -> None:
+    with locked_stack(tmp_path, "3.4-IV0") as (stack, zk, cid):
+        broker = next(n.broker_id for n in stack.nodes if n.broker_id != cid)
+        assert alter_broker_config(stack, broker, "4096") == "OK"
+        data, _ = zk.get(f"/config/brokers/{broker}")
+        assert orjson.loads(data)["config"] == {"leader.replication.throttled.rate": "4096"}
+        assert config_writes(stack, cid, "ok") == 1  # the controller wrote it ...
+        assert config_writes(stack, broker, "ok") + config_writes(stack, broker, "failed") == 0  # ... not the broker
+
+
+def test_a_broker_writing_by_itself_is_refused_by_zookeeper(tmp_path: Path) -> None:
+    with locked_stack(tmp_path, "3.3-IV3") as (stack, zk, cid):
+        broker = next(n.broker_id for n in stack.nodes if n.broker_id != cid)
+        outcome = alter_broker_config(stack, broker, "4096")
+        assert "NoAuth" in outcome and "ZooKeeper identity may not write" in outcome, outcome
+        assert zk.exists(f"/config/brokers/{broker}") is None
+        assert config_writes(stack, broker, "failed") == 1
+        # The controller, writing as the controller identity, is admitted even below the gate.
+        assert alter_broker_config(stack, cid, "2048") == "OK"
+        data, _ = zk.get(f"/config/brokers/{cid}")
+        assert orjson.loads(data)["config"] == {"leader.replication.throttled.rate": "2048"}
