@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 REDISCOVERY_BACKOFF_S = 0.05
 #: A bound on an envelope response's size (socket.request.max.bytes), so a bad peer cannot make us allocate.
 MAX_RESPONSE = 104_857_600
+RECONNECT_BACKOFF_S = 0.05
+RECONNECT_BACKOFF_MAX_S = 1.0
 
 
 class ForwardingMetrics(Protocol):
@@ -82,7 +84,8 @@ class _Channel:
     target: tuple[int, str, int]
     reader: asyncio.StreamReader
     writer: asyncio.StreamWriter
-    supports_envelope: bool
+    #: True, False (not advertised: below the gate), or None (advertised without a version we speak).
+    supports_envelope: bool | None
 
 
 class ForwardingManager:
@@ -111,6 +114,8 @@ class ForwardingManager:
         self._channel: _Channel | None = None
         self._correlation = 0
         self._stale: tuple[int, int, float] | None = None
+        #: Seconds to wait before the next connection attempt; 0 after a successful exchange.
+        self._reconnect_backoff = 0.0
 
     def start(self) -> None:
         """Nothing to start: the first forwarded request connects."""
@@ -161,8 +166,11 @@ class ForwardingManager:
                 return Outcome(error=E.UNKNOWN_SERVER_ERROR)
             except (ClientError, OSError) as exc:
                 log.info("forwarding: controller %d unreachable (%s); retrying", target[0], exc)
-                await asyncio.sleep(min(max(remaining, 0.0), REDISCOVERY_BACKOFF_S))
+                self._reconnect_backoff = self._reconnect_backoff or RECONNECT_BACKOFF_S / 2
                 continue
+            if channel.supports_envelope is None:
+                # Kafka: a version mismatch from the network client -> UNKNOWN_SERVER_ERROR for the client.
+                return Outcome(error=E.UNKNOWN_SERVER_ERROR)
             if not channel.supports_envelope:
                 return Outcome(local=True)
             outcome = await self._send(item, channel, remaining)
@@ -182,6 +190,7 @@ class ForwardingManager:
         item.sent_at = sent
         self.metrics.envelope_sent()
         target = channel.target
+        version_at_send = self._snapshot().version
         try:
             channel.writer.write(struct.pack(">i", len(payload)) + payload)
             await channel.writer.drain()
@@ -193,19 +202,32 @@ class ForwardingManager:
         except (OSError, asyncio.IncompleteReadError, TimeoutError) as exc:
             log.info("forwarding: lost controller %d (%r); retrying", target[0], exc)
             await self._forget()
+            self._reconnect_backoff = self._reconnect_backoff or RECONNECT_BACKOFF_S / 2
             return None
-        self.metrics.queue_time(sent - item.created)
-        self.metrics.remote_time(time.monotonic() - sent)
+        except asyncio.CancelledError:
+            # The answer may still arrive: a channel with an unread response must not carry the next request.
+            await self._forget()
+            raise
         try:
             reply = envelope.decode_response(reply_frame, correlation)
         except envelope.EnvelopeDecodeError as exc:
             log.warning("forwarding: %s", exc)
             await self._forget()
-            return Outcome(error=E.UNKNOWN_SERVER_ERROR)
+            return self._final(item, sent, Outcome(error=E.UNKNOWN_SERVER_ERROR))
         if reply.error_code == E.NOT_CONTROLLER.code:
+            # Re-queued at the head as Kafka does: no latency samples until the request is answered for good.
             log.info("forwarding: broker %d is no longer the controller; rediscovering", target[0])
-            await self._forget(stale_controller=target[0])
+            await self._forget(stale_controller=(target[0], version_at_send))
             return None
+        self._reconnect_backoff = 0.0
+        return self._final(item, sent, self._answer(item, target, reply))
+
+    def _final(self, item: _Item, sent: float, outcome: Outcome) -> Outcome:
+        self.metrics.queue_time(sent - item.created)
+        self.metrics.remote_time(time.monotonic() - sent)
+        return outcome
+
+    def _answer(self, item: _Item, target: tuple[int, str, int], reply: envelope.EnvelopeReply) -> Outcome:
         if reply.error_code == E.UNSUPPORTED_VERSION.code:
             return Outcome(close=True)
         if reply.error_code != 0 or reply.response_data is None:
@@ -241,16 +263,23 @@ class ForwardingManager:
             return None
         return controller_id, endpoint.host, endpoint.port
 
+    async def _back_off(self, remaining: float) -> None:
+        """reconnect.backoff.ms (50 ms) doubling to reconnect.backoff.max.ms (1 s), as Kafka's NetworkClient."""
+        self._reconnect_backoff = min(max(self._reconnect_backoff * 2, RECONNECT_BACKOFF_S), RECONNECT_BACKOFF_MAX_S)
+        await asyncio.sleep(min(max(remaining, 0.0), self._reconnect_backoff))
+
     async def _channel_to(self, target: tuple[int, str, int], remaining: float) -> _Channel:
         if self._channel is not None and self._channel.target == target:
             return self._channel
         await self._forget()
+        if self._reconnect_backoff:
+            await self._back_off(remaining)
         sock, supports_envelope = await asyncio.to_thread(self._open, target, remaining)
         reader, writer = await asyncio.open_connection(sock=sock)
         self._channel = _Channel(target, reader, writer, supports_envelope)
         return self._channel
 
-    def _open(self, target: tuple[int, str, int], remaining: float) -> tuple[socket.socket, bool]:
+    def _open(self, target: tuple[int, str, int], remaining: float) -> tuple[socket.socket, bool | None]:
         """Connect, authenticate and ask ApiVersions with the blocking client, then hand the socket over."""
         client = self._connect(target[1], target[2], remaining)
         try:
@@ -258,7 +287,13 @@ class ForwardingManager:
                                                                 client_software_version="1"))  # fmt: skip
             if int(versions.error_code) != 0:
                 raise ClientError(f"ApiVersions from controller {target[0]} failed with error {versions.error_code}")
-            supports = any(int(k.api_key) == envelope.API_KEY for k in versions.api_keys)
+            spans = [(int(k.min_version), int(k.max_version)) for k in versions.api_keys
+                     if int(k.api_key) == envelope.API_KEY]  # fmt: skip
+            supports: bool | None = None  # None: advertised, but not the version we speak
+            if not spans:
+                supports = False
+            elif any(lo <= envelope.VERSION <= hi for lo, hi in spans):
+                supports = True
             sock = client.detach()
         except BaseException:
             client.close()
@@ -267,11 +302,12 @@ class ForwardingManager:
         sock.setblocking(False)
         return sock, supports
 
-    async def _forget(self, stale_controller: int | None = None) -> None:
+    async def _forget(self, stale_controller: tuple[int, int] | None = None) -> None:
+        """Drop the channel; ``stale_controller`` = (id, the metadata version it was chosen from)."""
         channel, self._channel = self._channel, None
         if channel is not None:
             channel.writer.close()
             with contextlib.suppress(OSError, ConnectionError):
                 await channel.writer.wait_closed()
         if stale_controller is not None:
-            self._stale = (stale_controller, self._snapshot().version, time.monotonic())
+            self._stale = (*stale_controller, time.monotonic())

@@ -486,7 +486,10 @@ class Traffic:
                     return
                 errors = [kerrors.for_code(code) for code in codes]
                 if not all(e.retriable for e in errors):
-                    self.failures.append(f"{name} to {target}: non-retriable {[e.__name__ for e in errors]}")
+                    self.failures.append(
+                        f"{name} to {target} at {time.time():.3f}: non-retriable {[e.__name__ for e in errors]} "
+                        f"in {response!r}"
+                    )
                     return
                 reason = f"retriable {[e.__name__ for e in errors]}"
             self.retries.append(f"{name} to {target} attempt {attempt}: {reason}")
