@@ -83,8 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         direct = KafkaClient("127.0.0.1", controller.port, client_id="bench-direct", timeout=30)
         forwarded = KafkaClient("127.0.0.1", broker.port, client_id="bench-forwarded", timeout=30)
         created = direct.request(19, 5, CreateTopicsRequest(
-            topics=(CreatableTopic(name=TopicName(TOPIC), num_partitions=i32(1), replication_factor=i16(1), assignments=(),
-                                   configs=()),),
+            topics=(CreatableTopic(name=TopicName(TOPIC), num_partitions=i32(1), replication_factor=i16(1),
+                                   assignments=(), configs=()),),
             timeout=i32Timedelta.parse(datetime.timedelta(seconds=30)), validate_only=False))  # fmt: skip
         if int(created.topics[0].error_code) not in (0, 36):
             raise SystemExit(f"cannot create {TOPIC}: error {created.topics[0].error_code}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-import threading
+import time
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
@@ -29,16 +29,16 @@ def cmd_version(_: argparse.Namespace) -> int:
 def _wait_for_stop_signal() -> int:
     """Block until SIGINT or SIGTERM; returns the signal number."""
     got: list[int] = []
-    stop = threading.Event()
 
     def handler(signum: int, _frame: Any) -> None:
+        # Only a list append: a handler that takes a lock (Event.set) deadlocks when a second signal
+        # arrives while the first handler holds it, and the node would then ignore SIGTERM for good.
         got.append(signum)
-        stop.set()
 
     signal.signal(signal.SIGINT, handler)
     signal.signal(signal.SIGTERM, handler)
-    while not stop.wait(0.5):
-        pass
+    while not got:
+        time.sleep(0.2)
     return got[0]
 
 

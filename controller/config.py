@@ -479,6 +479,10 @@ _LISTENER_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 # SocketServerConfigs.URI_PARSE_REGEXP, applied with Matcher.matches() (whole string).
 _LISTENER_URI = re.compile(r"(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)")
 _ZK_HOSTNAME = re.compile(r"[A-Za-z0-9_.-]+")
+#: The listener-prefixed keys we read: a listener's SASL mechanisms and its per-mechanism JAAS entries.
+_LISTENER_PREFIXED_KEY = re.compile(
+    r"listener\.name\.[a-z0-9_.-]+\.(sasl\.enabled\.mechanisms|(plain|scram-sha-256|scram-sha-512)\.sasl\.jaas\.config)"
+)
 
 
 # --- listeners ----------------------------------------------------------------------------------------------
@@ -1051,7 +1055,9 @@ def config_from_properties(raw: Mapping[str, str], *, warnings: tuple[str, ...] 
 
     warning_list = list(warnings)
     warning_list.extend(
-        f"The configuration '{key}' was supplied but isn't a known config." for key in raw if key not in KNOWN_KEYS
+        f"The configuration '{key}' was supplied but isn't a known config."
+        for key in raw
+        if key not in KNOWN_KEYS and not _LISTENER_PREFIXED_KEY.fullmatch(key)
     )
     return NodeConfig(
         broker_id=broker_id,

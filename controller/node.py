@@ -245,6 +245,7 @@ class Node:
         self.wire = WireRuntime(
             handlers, self.supported, max_frame=DEFAULT_MAX_FRAME, raw_handlers=apis.raw_handlers(),
             dispatch=dispatcher, on_open=self.metrics.connection_opened, on_close=self.metrics.connection_closed,
+            on_auth_failure=self.metrics.sasl_failed,
         )  # fmt: skip
         bound = {e.listener: e for e in self.wire.start(self.config.listeners)}
         self.endpoints = tuple(

@@ -20,12 +20,12 @@ from kio.schema.errors import ErrorCode
 from controller.controller import Controller, NewTopic
 from controller.leadership import IsrUpdate
 from controller.wire import controlled_shutdown
-from controller.wire.authz import ALLOW_ALL, Authz
+from controller.wire.authz import ALLOW_ALL, CLUSTER_NAME, Authz
 from controller.wire.codec import Request, build, encode_body, entity
 from controller.wire.server import Connection, Handler
 from zkmodel import errorcodes as E
 from zkmodel import topic_names
-from zkmodel.acls import AclOperation
+from zkmodel.acls import AclOperation, ResourceType
 from zkmodel.admin import TopicPartition
 from zkmodel.errorcodes import KafkaApiError, KafkaError
 from zkmodel.topic_configs import TopicConfigError, validate_topic_configs
@@ -246,7 +246,9 @@ class Apis:
                     topic_id=kafka_uuid(topic.topic_id),
                     is_internal=topic.is_internal,
                     partitions=tuple(partitions),
-                    topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
+                    topic_authorized_operations=authz.operations(conn, ResourceType.TOPIC, topic.name)
+                    if getattr(req.body, "include_topic_authorized_operations", False)
+                    else AUTHORIZED_OPERATIONS_OMITTED,
                 )
             )
         brokers = tuple(
@@ -261,8 +263,18 @@ class Apis:
             cluster_id=self.node.cluster_id,
             controller_id=controller_id,
             topics=tuple(topics),
-            cluster_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
+            cluster_authorized_operations=self._cluster_operations(
+                conn, bool(getattr(req.body, "include_cluster_authorized_operations", False))
+            ),
         )
+
+    def _cluster_operations(self, conn: Connection, wanted: bool) -> int:
+        """KIP-430: the cluster's authorized operations if asked, 0 without DESCRIBE on the cluster."""
+        if not wanted:
+            return AUTHORIZED_OPERATIONS_OMITTED
+        if not self.node.authz.cluster(conn, AclOperation.DESCRIBE):
+            return 0
+        return self.node.authz.operations(conn, ResourceType.CLUSTER, CLUSTER_NAME)
 
     async def describe_cluster(self, req: Request, conn: Connection) -> Any:
         snapshot = self.node.cache.snapshot()
@@ -289,7 +301,9 @@ class Apis:
             cluster_id=self.node.cluster_id,
             controller_id=snapshot.controller_id if snapshot.controller_id in alive else -1,
             brokers=brokers,
-            cluster_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
+            cluster_authorized_operations=self._cluster_operations(
+                conn, bool(getattr(req.body, "include_cluster_authorized_operations", False))
+            ),
         )
 
     def raw_handlers(self) -> dict[int, Any]:
@@ -373,10 +387,14 @@ class Apis:
                 for n in succeeded:
                     results[n] = (E.REQUEST_TIMED_OUT, f"Timed out waiting for topic {n} to be created.")
         snapshot = self.node.cache.snapshot()
+        # ZkAdminManager includes a created topic's configs and counts only for clients that may describe them.
+        may_describe = authz.topics(conn, AclOperation.DESCRIBE_CONFIGS, names)
         out = []
         for t in body.topics:
             err, message = results[t.name]
             topic = snapshot.topics.get(t.name) if err is E.NONE else None
+            hidden = topic is not None and t.name not in may_describe
+            shown = None if hidden else topic
             out.append(
                 build(
                     result_cls,
@@ -384,10 +402,10 @@ class Apis:
                     topic_id=kafka_uuid(topic.topic_id) if topic else NULL_UUID,
                     error_code=code(err),
                     error_message=message,
-                    topic_config_error_code=ErrorCode.none,
-                    num_partitions=len(topic.partitions) if topic else -1,
-                    replication_factor=len(next(iter(topic.partitions.values())).replicas) if topic else -1,
-                    configs=None if topic is None else (),
+                    topic_config_error_code=code(E.TOPIC_AUTHORIZATION_FAILED) if hidden else ErrorCode.none,
+                    num_partitions=len(shown.partitions) if shown else -1,
+                    replication_factor=len(next(iter(shown.partitions.values())).replicas) if shown else -1,
+                    configs=None if shown is None else (),
                 )
             )
         return build(req.schema.CreateTopicsResponse, throttle_time=ZERO, topics=tuple(out))

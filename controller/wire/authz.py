@@ -52,5 +52,24 @@ class Authz:
             return set(names)
         return {n for n in set(names) if self.topic(conn, operation, n)}
 
+    def operations(self, conn: Connection, resource_type: ResourceType, name: str) -> int:
+        """KIP-430 authorized operations: a bit per supported operation the client may perform
+        (AuthHelper.authorizedOperations; every supported one without an authorizer)."""
+        bits = 0
+        for operation in SUPPORTED_OPERATIONS[resource_type]:
+            if self.allowed(conn, operation, resource_type, name):
+                bits |= 1 << operation.value
+        return bits
+
+
+#: AclEntry.supportedOperations for the resources whose operations clients ask about.
+SUPPORTED_OPERATIONS: dict[ResourceType, tuple[AclOperation, ...]] = {
+    ResourceType.TOPIC: (AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE, AclOperation.DESCRIBE,
+                         AclOperation.DELETE, AclOperation.ALTER, AclOperation.DESCRIBE_CONFIGS,
+                         AclOperation.ALTER_CONFIGS),
+    ResourceType.CLUSTER: (AclOperation.CREATE, AclOperation.CLUSTER_ACTION, AclOperation.DESCRIBE_CONFIGS,
+                           AclOperation.ALTER_CONFIGS, AclOperation.IDEMPOTENT_WRITE, AclOperation.ALTER,
+                           AclOperation.DESCRIBE),
+}  # fmt: skip
 
 ALLOW_ALL = Authz()

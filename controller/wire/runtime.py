@@ -26,7 +26,9 @@ class WireRuntime:
         dispatch: Dispatch | None = None,
         on_open: Callable[[Connection], None] | None = None,
         on_close: Callable[[Connection], None] | None = None,
+        on_auth_failure: Callable[[Connection], None] | None = None,
     ) -> None:
+        self.on_auth_failure = on_auth_failure
         self.dispatch = dispatch
         self.on_open = on_open
         self.on_close = on_close
@@ -47,7 +49,7 @@ class WireRuntime:
                 endpoint.listener, endpoint.host or "0.0.0.0", endpoint.port, self.handlers, self.supported,
                 max_frame=self.max_frame, raw_handlers=self.raw_handlers,
                 security_protocol=endpoint.security_protocol, dispatch=self.dispatch, on_open=self.on_open,
-                on_close=self.on_close,
+                on_close=self.on_close, on_auth_failure=self.on_auth_failure,
             )  # fmt: skip
             port = self._run(server.start())
             self.servers.append(server)

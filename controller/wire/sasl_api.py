@@ -54,6 +54,8 @@ class SaslApis:
         mechanism = req.body.mechanism
         if mechanism not in mechanisms:
             conn.close_after_reply = True
+            if self.on_failure is not None:
+                self.on_failure(conn)  # Kafka counts an unsupported mechanism as a failed authentication
             return build(req.schema.SaslHandshakeResponse, error_code=ErrorCode(E.UNSUPPORTED_SASL_MECHANISM.code),
                          mechanisms=mechanisms)  # fmt: skip
         conn.sasl_mechanism = mechanism

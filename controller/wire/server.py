@@ -77,7 +77,9 @@ class KafkaServer:
         dispatch: Dispatch | None = None,
         on_close: Callable[[Connection], None] | None = None,
         on_open: Callable[[Connection], None] | None = None,
+        on_auth_failure: Callable[[Connection], None] | None = None,
     ) -> None:
+        self.on_auth_failure = on_auth_failure
         self.on_open = on_open
         self.on_close = on_close
         self.security_protocol = security_protocol
@@ -149,6 +151,8 @@ class KafkaServer:
         if not conn.authenticated and (len(frame) < 2 or int.from_bytes(frame[:2], "big") not in PRE_AUTH_APIS):
             # Kafka: "Unexpected Kafka request of type X during SASL handshake" -> the connection is closed.
             log.info("closing %s:%d: request before SASL authentication", conn.peer_host, conn.peer_port)
+            if self.on_auth_failure is not None:
+                self.on_auth_failure(conn)
             return None
         if len(frame) >= 2 and int.from_bytes(frame[:2], "big", signed=True) in self.raw_handlers:
             try:

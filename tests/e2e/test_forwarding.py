@@ -427,9 +427,10 @@ class Traffic:
         if self._admin is not None:
             self._admin.close()
 
-    def count(self, node_id: int | None = None) -> int:
+    def count(self, node_id: int | None = None, api: str = "") -> int:
+        """Successful requests (to ``node_id``, of APIs whose name starts with ``api``)."""
         with self._lock:
-            return sum(1 for _name, target in self.done if node_id is None or target == node_id)
+            return sum(1 for name, target in self.done if node_id in (None, target) and name.startswith(api))
 
     def _run(self) -> None:
         i = 0
@@ -438,15 +439,15 @@ class Traffic:
                 ids = sorted(n.broker_id for n in self.nodes)
                 target = ids[i % len(ids)]
                 value = str(10_000 + i)
-                self._call(f"IncrementalAlterConfigs broker {target}", target, set_broker_config(target, value))
-                self.last_config[target] = value
+                if self._call(f"IncrementalAlterConfigs broker {target}", target, set_broker_config(target, value)):
+                    self.last_config[target] = value
                 acl_target = ids[(i + 1) % len(ids)]
                 topic = f"roll-{i}"
                 # A pair, so no ACL is left behind when the stream stops.
                 self._call(f"CreateAcls {topic}", acl_target, create_read_acl(topic))
                 self._call(f"DeleteAcls {topic}", acl_target, delete_topic_acls(topic))
                 i += 1
-        except Exception as exc:  # pragma: no cover - reported by the test
+        except Exception as exc:  # reported by the test
             self.failures.append(f"traffic thread died: {exc!r}")
 
     def _client(self) -> Admin:
@@ -461,7 +462,7 @@ class Traffic:
                 self._admin.close()
         self._admin = None
 
-    def _call(self, name: str, target: int, request: Any) -> None:
+    def _call(self, name: str, target: int, request: Any) -> bool:
         deadline = time.monotonic() + self.deadline_s
         attempt = 0
         while True:
@@ -475,7 +476,7 @@ class Traffic:
             except kerrors.KafkaError as exc:
                 if not exc.retriable:
                     self.failures.append(f"{name} to {target}: {exc!r}")
-                    return
+                    return False
                 reason = f"{exc!r}"
                 self._reconnect()
             else:
@@ -483,19 +484,18 @@ class Traffic:
                 if not codes:
                     with self._lock:
                         self.done.append((name, target))
-                    return
+                    return True
                 errors = [kerrors.for_code(code) for code in codes]
                 if not all(e.retriable for e in errors):
                     self.failures.append(
-                        f"{name} to {target} at {time.time():.3f}: non-retriable {[e.__name__ for e in errors]} "
-                        f"in {response!r}"
+                        f"{name} to {target}: non-retriable {[e.__name__ for e in errors]} in {response!r}"
                     )
-                    return
+                    return False
                 reason = f"retriable {[e.__name__ for e in errors]}"
             self.retries.append(f"{name} to {target} attempt {attempt}: {reason}")
             if time.monotonic() > deadline:
                 self.failures.append(f"{name} to {target}: gave up after {attempt} attempts ({reason})")
-                return
+                return False
             time.sleep(0.1)
 
 
@@ -513,24 +513,23 @@ def test_rolling_ibp_bump_under_a_steady_stream_of_admin_requests(tmp_path: Path
             first = controller_id(s.zk)
             assert first is not None
             order = [*sorted(n.broker_id for n in nodes if n.broker_id != first), first]
-            for step, broker_id in enumerate(order):
+            for broker_id in order:
                 n = node(s, broker_id)
                 s.stack.restart_node(n, overrides={"inter.broker.protocol.version": AT_GATE})
                 assert metric_sum(metrics_url(n.ready), "bridgekeeper_forwarding_enabled") == 1
-                seen = traffic.count(broker_id)
+                seen = traffic.count(broker_id, "IncrementalAlterConfigs")
 
                 def served(b: int = broker_id, k: int = seen) -> bool:
-                    return traffic.count(b) >= k + 2
+                    return traffic.count(b, "IncrementalAlterConfigs") >= k + 1
 
-                wait_for(served, 60, f"traffic to node {broker_id}")
-                if step == 0:
+                wait_for(served, 60, f"a config change served by node {broker_id}")
+                if broker_id != first:
                     # Mixed IBP: this broker forwards, but the controller (still below the gate) advertises no
                     # Envelope, so it handles requests itself, writing to ZooKeeper as a pre-bridge broker.
                     assert controller_id(s.zk) == first
-                    url = metrics_url(n.ready)
-                    assert metric_sum(url, "bridgekeeper_forwarding_client_requests_total") == 0
-                    assert metric_sum(url, "bridgekeeper_forwarding_envelopes_sent_total") == 0
-                    assert metric_sum(url, "bridgekeeper_zookeeper_writes_total", kind="config", outcome="ok") >= 1
+                    mixed = snapshot(nodes)
+                    assert total(mixed, "forwarded") == 0 and total(mixed, "envelopes") == 0
+                    assert mixed["writes.config"][broker_id] >= 1
 
             # Every node is at the gate and the controller has moved to one that takes envelopes.
             wait_for(lambda: total(snapshot(nodes), "forwarded") > 0, 60, "forwarding to start after the bump")
@@ -539,7 +538,6 @@ def test_rolling_ibp_bump_under_a_steady_stream_of_admin_requests(tmp_path: Path
         finally:
             traffic.finish()
 
-        assert traffic.failures == [], traffic.failures
         assert traffic.count() >= 30
         end = snapshot(nodes)
         assert end["enabled"] == {n.broker_id: 1.0 for n in nodes}
@@ -561,6 +559,13 @@ def test_rolling_ibp_bump_under_a_steady_stream_of_admin_requests(tmp_path: Path
                 assert delta(start, finish, "handled.Envelope") == only(c, BATCH, ids), target
                 assert delta(start, finish, "writes.config") == only(c, BATCH, ids), target
                 assert broker_config(s.zk, target) == f"{5000 + BATCH - 1}"
+
+        # Checked last so that everything above is verified on every run. A failure seen here: a broker
+        # handling an entity-config change locally (below the gate, or at it while the controller it found
+        # takes no envelopes) in the moment the old controller has resigned and no new one is elected answers
+        # STALE_CONTROLLER_EPOCH "... when there is no controller." (Kafka's ControllerMovedException), which
+        # no client retries.
+        assert traffic.failures == [], f"{len(traffic.failures)} admin request(s) failed: {traffic.failures}"
 
 
 # -- 4. the controller moves mid-request -------------------------------------------------------------------------------

@@ -701,3 +701,15 @@ def test_invalid_value_wording_matches_kafka() -> None:
     assert err.key == "num.partitions"
     assert str(ConfigError.invalid("k", "v")) == "Invalid value v for configuration k"
     assert str(ConfigError.missing("k")) == 'Missing required configuration "k" which has no default value.'
+
+
+def test_listener_prefixed_sasl_keys_are_known() -> None:
+    jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="a-pw";'
+    c = build({"listeners": "PLAINTEXT://:9092,SASL_PLAINTEXT://:9093",
+               "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN",
+               "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas,
+               "listener.name.sasl_plaintext.gssapi.sasl.kerberos.service.name": "kafka"})  # fmt: skip
+    assert c.warnings == (
+        "The configuration 'listener.name.sasl_plaintext.gssapi.sasl.kerberos.service.name' was supplied but "
+        "isn't a known config.",
+    )
