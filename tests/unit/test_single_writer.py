@@ -64,6 +64,8 @@ ALLOWED: dict[str, set[str]] = {
     "controller/acl_store.py": {"create_async", "create_only", "delete_async", "ensure_persistent", "set_if_version"},
     "controller/wire/configs_api.py": {"build_transaction", "commit_async", "ensure_persistent"},
     "controller/wire/quotas_api.py": {"build_transaction", "commit_async", "ensure_persistent"},
+    # SCRAM credentials share the users' entity-config znodes with quotas (AdminZkClient.changeUserOrUserClientIdConfig)
+    "controller/wire/scram_api.py": {"build_transaction", "commit_async", "ensure_persistent"},
     # the node creates its chroot before it has a session, as Kafka does
     "controller/node.py": {"ensure_path"},
     # the controller: only through a FencedWriter bound to its epoch
