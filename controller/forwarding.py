@@ -116,6 +116,7 @@ class ForwardingManager:
         self._stale: tuple[int, int, float] | None = None
         #: Seconds to wait before the next connection attempt; 0 after a successful exchange.
         self._reconnect_backoff = 0.0
+        self._not_controller_backoff = 0.0
 
     def start(self) -> None:
         """Nothing to start: the first forwarded request connects."""
@@ -220,6 +221,8 @@ class ForwardingManager:
             await self._forget(stale_controller=(target[0], version_at_send))
             return None
         self._reconnect_backoff = 0.0
+        self._not_controller_backoff = 0.0
+        self._not_controller_backoff = 0.0
         return self._final(item, sent, self._answer(item, target, reply))
 
     def _final(self, item: _Item, sent: float, outcome: Outcome) -> Outcome:
@@ -251,10 +254,10 @@ class ForwardingManager:
         if controller_id is None or controller_id < 0:
             return None
         if self._stale is not None:
-            stale_id, stale_version, since = self._stale
-            # The controller that said NOT_CONTROLLER stays unused until the cache moves on (or a moment has
-            # passed: it may have won the election again).
-            if controller_id == stale_id and snapshot.version == stale_version and time.monotonic() - since < 1.0:
+            stale_id, stale_version, until = self._stale
+            # The controller that said NOT_CONTROLLER stays unused until the cache moves on, or for a back-off
+            # that doubles while it keeps saying so (it may be the new controller still loading its state).
+            if controller_id == stale_id and snapshot.version == stale_version and time.monotonic() < until:
                 return None
             self._stale = None
         broker = snapshot.brokers.get(controller_id)
@@ -310,4 +313,7 @@ class ForwardingManager:
             with contextlib.suppress(OSError, ConnectionError):
                 await channel.writer.wait_closed()
         if stale_controller is not None:
-            self._stale = (*stale_controller, time.monotonic())
+            self._not_controller_backoff = min(
+                max(self._not_controller_backoff * 2, RECONNECT_BACKOFF_S), RECONNECT_BACKOFF_MAX_S
+            )
+            self._stale = (*stale_controller, time.monotonic() + self._not_controller_backoff)

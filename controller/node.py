@@ -207,6 +207,7 @@ class Node:
             supported=self.supported,
             authz=authz,
             write_session=self._write_session,
+            controller_wait_s=self.config.request_timeout_ms / 1000,
         )
         apis = Apis(view)
         handlers = apis.handlers()

@@ -97,6 +97,8 @@ class NodeView:
     #: The ZooKeeper session admin writes go through: the controller identity's while this node is the
     #: active controller, the broker identity's otherwise (None: the node's one session).
     write_session: Callable[[], Any] | None = None
+    #: How long an entity-config write waits for a controller to exist before failing (request.timeout.ms).
+    controller_wait_s: float = 0.0
 
 
 def code(error: KafkaError) -> ErrorCode:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -65,6 +66,8 @@ class ApiFailure(Exception):
         self.message = message
 
 
+#: How often a write waiting for a controller looks at /controller again.
+CONTROLLER_POLL_S = 0.05
 #: What a ZooKeeper-backed admin write can fail with besides its own domain errors.
 STORE_ERRORS = (KazooException, ZkUnavailable, SessionLost, ZkTimeout)
 
@@ -81,13 +84,19 @@ def store_failure(exc: BaseException, what: str) -> ApiFailure:
     return ApiFailure(E.UNKNOWN_SERVER_ERROR, f"ZooKeeper failed while writing {what}: {type(exc).__name__}")
 
 
-def controller_for_config_write(session: ZkSession, what: str) -> ZnodeStat:
+def controller_for_config_write(session: ZkSession, what: str, wait_s: float = 0.0) -> ZnodeStat:
     """The ``/controller`` stat an entity-config multi must check (KafkaZkClient.setOrCreateEntityConfigs).
 
     Kafka throws ControllerMovedException without a ZooKeeper-mode controller, and ApiError.fromThrowable
-    maps that to STALE_CONTROLLER_EPOCH (11), not NOT_CONTROLLER.
+    maps that to STALE_CONTROLLER_EPOCH (11), not NOT_CONTROLLER. That error is not retriable, so a write
+    that lands in the moment between two controllers (a rolling restart) would fail for good; we first wait
+    up to ``wait_s`` for the next controller, as a forwarding broker would.
     """
+    deadline = time.monotonic() + wait_s
     found = session.get(paths.CONTROLLER)
+    while found is None and time.monotonic() < deadline:
+        time.sleep(CONTROLLER_POLL_S)
+        found = session.get(paths.CONTROLLER)
     if found is None:
         raise ApiFailure(E.STALE_CONTROLLER_EPOCH, f"Cannot set entity configs for {what} when there is no controller.")
     data, controller_stat = found
@@ -147,7 +156,7 @@ class ConfigApis:
         """One multi; False when the config znode or /controller moved on (the caller re-reads and retries)."""
         what = f"{entity_type} {name}"
         session = self._write_session()
-        controller_stat = controller_for_config_write(session, what)
+        controller_stat = controller_for_config_write(session, what, self.node.controller_wait_s)
         path = paths.entity_config(entity_type, name)
         payload = EntityConfig(dict(config)).encode()
         if version is None:

@@ -468,7 +468,7 @@ class QuotaApis:
         path = f"{paths.CONFIG}/{root}/{name}"
         ops: list[Op] | None = self._deletions(root, name, version, user_client) if not props else None
         if ops is None:
-            controller_stat = controller_for_config_write(session, f"{root} {name}")
+            controller_stat = controller_for_config_write(session, f"{root} {name}", self.node.controller_wait_s)
             payload = EntityConfig(dict(props)).encode()
             if version is None:
                 session.ensure_persistent([path.rsplit("/", 1)[0]])

@@ -362,7 +362,7 @@ class ScramApis:
             # tryCleanQuotaNodes: no configs and no children left, so the node goes (deletePath: gone is fine).
             ops = [] if version is None else [Delete(path, version)]
         else:
-            controller_stat = controller_for_config_write(session, f"{USERS} {sanitized}")
+            controller_stat = controller_for_config_write(session, f"{USERS} {sanitized}", self.node.controller_wait_s)
             payload = EntityConfig(dict(props)).encode()
             if version is None:
                 session.ensure_persistent([f"{paths.CONFIG}/{USERS}"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
@@ -36,6 +37,10 @@ class Cache:
         return self.snapshot()
 
 
+#: The NodeView behind each served port, for tests that change a node setting.
+SERVED_VIEWS: dict[int, NodeView] = {}
+
+
 @pytest.fixture
 def server(zk: KazooClient, zk_hosts: str) -> Iterator[tuple[int, KazooClient]]:
     session = ZkSession(zk_hosts, name="configs-test")
@@ -48,9 +53,11 @@ def server(zk: KazooClient, zk_hosts: str) -> Iterator[tuple[int, KazooClient]]:
     handlers = {32: cfg.describe_configs, 33: cfg.alter_configs, 44: cfg.incremental_alter_configs}
     runtime = WireRuntime({**handlers, 18: Apis(view).api_versions}, SUPPORTED, max_frame=1 << 20)
     port = runtime.start([EndPoint("PLAINTEXT", "127.0.0.1", 0, "PLAINTEXT")])[0].port
+    SERVED_VIEWS[port] = view
     try:
         yield port, zk
     finally:
+        SERVED_VIEWS.pop(port, None)
         runtime.stop()
         session.close()
 
@@ -140,6 +147,26 @@ def test_no_controller_is_stale_controller_epoch(server: tuple[int, KazooClient]
         "Cannot set entity configs for topics t when there is no controller.",
     )
     assert not zk.exists("/config/topics/t")
+
+
+def test_a_write_between_two_controllers_waits_for_the_next(server: tuple[int, KazooClient]) -> None:
+    """Kafka fails a config write with the non-retriable STALE_CONTROLLER_EPOCH in the moment between two
+    controllers; with ``controller_wait_s`` (request.timeout.ms on a node) the write waits for the next one."""
+    port, zk = server
+    view = SERVED_VIEWS[port]
+    view.controller_wait_s = 30.0
+    zk.delete("/controller")
+    elect = threading.Timer(
+        0.3, lambda: zk.create("/controller", b'{"version":2,"brokerid":2,"timestamp":"2","kraftControllerEpoch":-1}',
+                               ephemeral=True),
+    )  # fmt: skip
+    elect.start()
+    try:
+        r = alter(port, 1, 2, "t", {"retention.ms": "5"})
+    finally:
+        elect.join()
+    assert (r.error_code, r.error_message) == (0, None)
+    assert orjson.loads(zk.get("/config/topics/t")[0])["config"] == {"retention.ms": "5"}
 
 
 def test_incremental_ops(server: tuple[int, KazooClient]) -> None:

@@ -610,9 +610,10 @@ def test_not_controller_without_a_metadata_change_is_not_hammered() -> None:
         async with rig(fake, timeout_ms=SHORT_MS) as r:
             outcome = await r.forward()
             assert outcome == Outcome(error=E.REQUEST_TIMED_OUT)
-            # The broker that said NOT_CONTROLLER is not asked again until the cache moves on (or ~1 s passes).
-            assert len(fake.envelopes) == 1
-            assert (r.metrics.forwarded, r.metrics.envelopes) == (1, 1)
+            # The broker that said NOT_CONTROLLER is asked again only after a doubling back-off (50, 100, 200 ms
+            # within the 300 ms timeout) unless the cache moves on: a few envelopes, not hundreds.
+            assert 2 <= len(fake.envelopes) <= 5
+            assert (r.metrics.forwarded, r.metrics.envelopes) == (1, len(fake.envelopes))
 
     run(body)
 
