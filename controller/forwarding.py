@@ -194,12 +194,13 @@ class ForwardingManager:
         version_at_send = self._snapshot().version
         try:
             channel.writer.write(struct.pack(">i", len(payload)) + payload)
-            await channel.writer.drain()
-            header = await asyncio.wait_for(channel.reader.readexactly(4), timeout=remaining)
-            (size,) = struct.unpack(">i", header)
-            if size < 0 or size > MAX_RESPONSE:
-                raise ConnectionError(f"response of {size} bytes")
-            reply_frame = await asyncio.wait_for(channel.reader.readexactly(size), timeout=remaining)
+            async with asyncio.timeout(remaining):  # no extra task per read, unlike wait_for
+                await channel.writer.drain()
+                header = await channel.reader.readexactly(4)
+                (size,) = struct.unpack(">i", header)
+                if size < 0 or size > MAX_RESPONSE:
+                    raise ConnectionError(f"response of {size} bytes")
+                reply_frame = await channel.reader.readexactly(size)
         except (OSError, asyncio.IncompleteReadError, TimeoutError) as exc:
             log.info("forwarding: lost controller %d (%r); retrying", target[0], exc)
             await self._forget()

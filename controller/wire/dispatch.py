@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from kio.index import load_response_schema
-from kio.schema.errors import ErrorCode
 from kio.serial import entity_reader
 
 from controller.forwarding import ForwardingManager
@@ -25,7 +24,6 @@ from controller.wire.codec import (
     MalformedRequest,
     Request,
     UnsupportedApi,
-    build,
     encode_response,
     parse_request,
 )
@@ -187,8 +185,7 @@ class Dispatcher:
 
         def fail(error: KafkaError) -> bytes:
             errors.append(error.code)
-            return encode_response(request, build(request.schema.EnvelopeResponse, response_data=None,
-                                                  error_code=ErrorCode(error.code)))  # fmt: skip
+            return envelope.encode_response(request.correlation_id, error.code, None)
 
         if not self.authz.cluster(conn, AclOperation.CLUSTER_ACTION):
             return fail(E.CLUSTER_AUTHORIZATION_FAILED)
@@ -227,9 +224,7 @@ class Dispatcher:
         inner_errors = [] if isinstance(response, bytes) else list(error_codes(response))
         if E.NOT_CONTROLLER.code in inner_errors:
             return fail(E.NOT_CONTROLLER)
-        return encode_response(request, build(request.schema.EnvelopeResponse,
-                                              response_data=encode_response(inner, response),
-                                              error_code=ErrorCode.none))  # fmt: skip
+        return envelope.encode_response(request.correlation_id, 0, encode_response(inner, response))
 
 
 def schema_name(request: Request) -> str:
