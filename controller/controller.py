@@ -93,6 +93,8 @@ class Controller:
         #: Counts published after every step, for metrics (read from other threads; replaced, never mutated).
         self.summary: dict[str, int] = {}
         self.on_step: Callable[[Controller], None] | None = None
+        #: Called with (Kafka ControllerState, seconds) after each event: ControllerStats' timers.
+        self.on_event: Callable[[str, float], None] | None = None
         self._published_at = 0.0
         self._queue: queue.Queue[ev.Event] = queue.Queue()
         self._thread: threading.Thread | None = None
@@ -128,7 +130,11 @@ class Controller:
                 event: ev.Event = self._queue.get(timeout=self.tick_seconds)
             except queue.Empty:
                 event = ev.Tick()
+            started = time.perf_counter()
             status = self.step(event)
+            state = ev.controller_state(event)
+            if state is not None and self.on_event is not None:
+                self.on_event(state, time.perf_counter() - started)
             if status:
                 self.last_status = status
                 log.info("controller %d: %s", self.broker_id, status)

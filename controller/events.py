@@ -112,3 +112,41 @@ Event = (
     | Shutdown
     | ApiCall
 )
+
+
+#: Kafka's ControllerState for each event, the name of its ControllerStats ``<State>RateAndTimeMs`` timer.
+_STATES: dict[type, str] = {
+    Startup: "ControllerChange",
+    ControllerChange: "ControllerChange",
+    SessionSuspended: "ControllerChange",
+    SessionReconnected: "ControllerChange",
+    SessionExpired: "ControllerChange",
+    NewSession: "ControllerChange",
+    BrokerChange: "BrokerChange",
+    TopicChange: "TopicChange",
+    PartitionModifications: "TopicChange",
+    TopicDeletion: "TopicDeletion",
+    ZkReassignment: "AlterPartitionReassignment",
+    PreferredElectionZnode: "ManualLeaderBalance",
+    IsrChangeNotification: "IsrChange",
+    Shutdown: "ControllerShutdown",
+}
+_API_STATES = {
+    "CreateTopics": "TopicChange",
+    "CreatePartitions": "TopicChange",
+    "DeleteTopics": "TopicDeletion",
+    "AlterPartitionReassignments": "AlterPartitionReassignment",
+    "ListPartitionReassignments": "ListPartitionReassignment",
+    "ElectLeaders": "ManualLeaderBalance",
+    "AlterPartition": "IsrChange",
+    "ControlledShutdown": "ControlledShutdown",
+}
+#: Every state an event can map to, for metric label values created up front.
+CONTROLLER_STATES = tuple(sorted({*_STATES.values(), *_API_STATES.values()}))
+
+
+def controller_state(event: Event) -> str | None:
+    """The Kafka ControllerState an event is handled in; None for idle ticks and internal reads."""
+    if isinstance(event, ApiCall):
+        return _API_STATES.get(event.name)
+    return _STATES.get(type(event))

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
+from controller.events import CONTROLLER_STATES
 from zkmodel import errorcodes as E
 
 if TYPE_CHECKING:
@@ -62,6 +63,13 @@ class NodeMetrics:
         self.reassigning = gauge("bridgekeeper_reassigning_partitions", "Partitions being reassigned")
         self.topics = gauge("bridgekeeper_topics", "Topics known to the active controller")
         self.failover_seconds = gauge("bridgekeeper_controller_failover_seconds", "Duration of the last failover load")
+        self.controller_events = Histogram(
+            "bridgekeeper_controller_event_duration_seconds",
+            "Time the controller spent on each event, by Kafka ControllerState (ControllerStats <State>RateAndTimeMs)",
+            ["broker_id", "state"], buckets=LATENCY_BUCKETS, registry=r,
+        )  # fmt: skip
+        for state in CONTROLLER_STATES:
+            self.controller_events.labels(b, state)
         # -- requests ----------------------------------------------------------------------------------------
         self.requests = Counter("bridgekeeper_requests", "Requests handled, per API (RequestsPerSec)",
                                 ["broker_id", "api"], registry=r)  # fmt: skip
@@ -146,6 +154,9 @@ class NodeMetrics:
             gauge.labels(b).set(summary.get(key, 0) if controller.is_active else 0)
         if controller.failover_seconds is not None:
             self.failover_seconds.labels(b).set(controller.failover_seconds)
+
+    def controller_event(self, state: str, seconds: float) -> None:
+        self.controller_events.labels(self.broker_id, state).observe(seconds)
 
     # -- requests (controller.wire.dispatch.RequestMetrics) ----------------------------------------------------
     def request(self, api_key: int, seconds: float, errors: list[int], forwarded: bool) -> None:

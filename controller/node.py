@@ -158,6 +158,7 @@ class Node:
                 on_new_session=self._reregister,
             )
             self.controller.on_step = self.metrics.update
+            self.controller.on_event = self.metrics.controller_event
             self.controller.start()
 
     def _is_active_controller(self) -> bool:

@@ -65,3 +65,21 @@ def test_acl_apis_without_an_authorizer_answer_security_disabled(stack: RunningS
         assert created["failed"][0] is SecurityDisabledError
     finally:
         admin.close()
+
+
+def test_controller_event_timers_move(stack: RunningStack) -> None:
+    """ControllerStats: the active controller times the CreateTopics it handles under TopicChange."""
+    from tests.stackutil import metric_sum, metrics_url
+
+    cid = controller_id(stack.zk)
+    node = next(n for n in stack.stack.nodes if n.broker_id == cid)
+    url = metrics_url(node.ready)
+    name = "bridgekeeper_controller_event_duration_seconds_count"
+    before = metric_sum(url, name, state="TopicChange")
+    admin = KafkaAdminClient(bootstrap_servers=stack.bootstrap, request_timeout_ms=30000)
+    try:
+        admin.create_topics([NewTopic("event-timers", 1, 1)])
+    finally:
+        admin.close()
+    assert metric_sum(url, name, state="TopicChange") >= before + 1
+    assert metric_sum(url, "bridgekeeper_controller_active") == 1
