@@ -29,7 +29,7 @@ API_NAMES: dict[int, str] = {
     48: "DescribeClientQuotas", 49: "AlterClientQuotas", 50: "DescribeUserScramCredentials",
     51: "AlterUserScramCredentials", 56: "AlterPartition", 58: "Envelope", 60: "DescribeCluster",
 }  # fmt: skip
-WRITE_KINDS = ("controller", "election", "registration", "config", "quota", "acl", "create", "set")
+WRITE_KINDS = ("controller", "election", "registration", "config", "quota", "acl", "isr", "create", "set")
 #: Request latency buckets (seconds): admin requests span sub-millisecond reads to multi-second creates.
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 

@@ -17,6 +17,7 @@ from kazoo.client import KazooClient
 from controller.config import NodeConfig
 from controller.controller import Controller
 from controller.forwarding import ForwardingManager
+from controller.legacy_isr import LegacyIsrWriter
 from controller.metadata_cache import MetadataCache
 from controller.metrics import NodeMetrics
 from controller.multiread import read_data, supports_multi_read
@@ -138,6 +139,9 @@ class Node:
                 ),
                 throttles=self._read_throttles,
                 sasl=self.config.inter_broker_sasl,
+                legacy_isr=None
+                if ibp.uses_topic_ids(self.config.inter_broker_protocol_version)
+                else LegacyIsrWriter(self.session, self.config.broker_id).expand,
             )
             self.replicas.start()
         if self.config.metrics_enabled:

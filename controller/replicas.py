@@ -71,7 +71,11 @@ class ReplicaManager:
         tick_seconds: float = 0.1,
         throttles: Callable[[set[str]], Throttles] = lambda _topics: NO_THROTTLES,
         sasl: SaslCredentials | None = None,
+        legacy_isr: Callable[[dict[tuple[str, int], tuple[int, tuple[int, ...], int]]], int] | None = None,
     ) -> None:
+        #: Below IBP 2.8-IV0 (no topic ids, so no AlterPartition): write the ISR to ZooKeeper as Kafka's
+        #: pre-2.7-IV2 leaders did (controller.legacy_isr).
+        self.legacy_isr = legacy_isr
         self.sasl = sasl
         self.throttles = throttles
         self.broker_id = broker_id
@@ -120,7 +124,7 @@ class ReplicaManager:
         self._last_step = now
         lagging: list[tuple[Any, Any, int]] = []
         for topic in snapshot.topics.values():
-            if not topic.topic_id or not is_valid_uuid(topic.topic_id):
+            if self.legacy_isr is None and (not topic.topic_id or not is_valid_uuid(topic.topic_id)):
                 continue  # AlterPartition v2+ names topics by id (IBP >= 2.8-IV0)
             for p in topic.partitions.values():
                 if p.leader != self.broker_id:
@@ -174,6 +178,8 @@ class ReplicaManager:
         ready = self.ready(snapshot, time.monotonic(), throttles)
         if not ready:
             return 0
+        if self.legacy_isr is not None:
+            return self.legacy_isr({(name, partition): value for (name, _tid, partition), value in ready.items()})
         client = self._controller_client(snapshot)
         if client is None:
             return 0

@@ -158,3 +158,46 @@ def test_replication_throttle_holds_a_move_until_it_is_removed(tmp_path: Path) -
         zk.close()
     finally:
         stack.stop()
+
+
+def test_below_topic_ids_leaders_write_the_isr_and_reassignments_complete(tmp_path: Path) -> None:
+    """IBP 2.7-IV1 predates AlterPartition and topic ids: leaders expand the ISR by writing the state znode
+    (CAS on its zkVersion) and an /isr_change_notification, as Kafka's pre-2.7-IV2 brokers did, so a KIP-455
+    move still completes and the controller cleans the notifications up."""
+    from kazoo.client import KazooClient
+
+    stack = Stack(nodes=3, data_dir=tmp_path / "s", ibp="2.7-IV1")
+    stack.start()
+    zk = KazooClient(hosts=stack.zookeeper)
+    admin = None
+    try:
+        zk.start(timeout=20)
+        admin = KafkaAdminClient(
+            bootstrap_servers=",".join(f"127.0.0.1:{n.port}" for n in stack.nodes), request_timeout_ms=60000
+        )
+        admin.create_topics([NewTopic("legacy", num_partitions=2, replication_factor=1)], timeout_ms=30000)
+        before = TopicAssignment.decode("t", zk.get(paths.topic("legacy"))[0])
+        assert before.topic_id is None  # no topic ids below 2.8-IV0
+        target = {p: [r[0], next(b for b in (1, 2, 3) if b != r[0])] for p, r in before.partitions.items()}
+        admin.alter_partition_reassignments({KTP("legacy", p): t for p, t in target.items()})
+
+        def done() -> bool:
+            topic = TopicAssignment.decode("t", zk.get(paths.topic("legacy"))[0])
+            return (
+                all(topic.partitions[p] == tuple(t) for p, t in target.items())
+                and not topic.adding_replicas
+                and not topic.removing_replicas
+            )
+
+        wait_for(done, 60, "the moves to complete")
+        for p, t in target.items():
+            state = PartitionState.decode("s", zk.get(paths.partition_state("legacy", p))[0])
+            assert set(state.isr) == set(t)
+        assert admin.list_partition_reassignments() == {}
+        wait_for(lambda: zk.get_children(paths.ISR_CHANGE_NOTIFICATION) == [], 30, "notifications to be consumed")
+    finally:
+        if admin is not None:
+            admin.close()
+        zk.stop()
+        zk.close()
+        stack.stop()

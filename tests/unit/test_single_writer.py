@@ -64,6 +64,9 @@ ALLOWED: dict[str, set[str]] = {
     "controller/acl_store.py": {"create_async", "create_only", "delete_async", "ensure_persistent", "set_if_version"},
     "controller/wire/configs_api.py": {"build_transaction", "commit_async", "ensure_persistent"},
     "controller/wire/quotas_api.py": {"build_transaction", "commit_async", "ensure_persistent"},
+    # below IBP 2.8-IV0 a partition leader writes its ISR and an /isr_change_notification itself, as Kafka's
+    # pre-2.7-IV2 leaders do (ReplicationUtils.updateLeaderAndIsr, a CAS on the state's zkVersion)
+    "controller/legacy_isr.py": {"set_if_version", "ensure_persistent", "create_async"},
     # SCRAM credentials share the users' entity-config znodes with quotas (AdminZkClient.changeUserOrUserClientIdConfig)
     "controller/wire/scram_api.py": {"build_transaction", "commit_async", "ensure_persistent"},
     # the node creates its chroot before it has a session, as Kafka does
