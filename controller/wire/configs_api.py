@@ -16,7 +16,15 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import orjson
-from kazoo.exceptions import BadVersionError, KazooException, NoAuthError, NodeExistsError, NoNodeError, RolledBackError
+from kazoo.exceptions import (
+    BadVersionError,
+    KazooException,
+    NoAuthError,
+    NodeExistsError,
+    NoNodeError,
+    NotEmptyError,
+    RolledBackError,
+)
 from kazoo.protocol.states import ZnodeStat
 
 from controller.wire.apis import NodeView, code
@@ -82,6 +90,22 @@ def store_failure(exc: BaseException, what: str) -> ApiFailure:
         )
     log.warning("writing %s failed: %r", what, exc)
     return ApiFailure(E.UNKNOWN_SERVER_ERROR, f"ZooKeeper failed while writing {what}: {type(exc).__name__}")
+
+
+def commit_entity_multi(session: ZkSession, ops: Sequence[Op], *, what: str, write: str) -> bool:
+    """Run one entity-config multi whose last op is its change notification (AdminZkClient writes a config
+    and its notification together). True when written; False when a compare-and-set lost a race, /controller
+    changed or someone else wrote first (re-read and retry); any other failure is raised."""
+    results = session.call(lambda: build_transaction(session.client, list(ops)).commit_async(), what=what, write=write)
+    failures = [r for r in results if isinstance(r, Exception) and not isinstance(r, RolledBackError)]
+    if not failures:
+        return True
+    failure = failures[0]
+    if isinstance(failure, BadVersionError | NoNodeError | NodeExistsError | NotEmptyError) and (
+        results[-1] is not failure
+    ):
+        return False
+    raise failure
 
 
 def controller_for_config_write(session: ZkSession, what: str, wait_s: float = 0.0) -> ZnodeStat:
@@ -170,18 +194,7 @@ class ConfigApis:
                 sequential=True,
             ),
         ]
-        results = session.call(
-            lambda: build_transaction(session.client, ops).commit_async(),
-            what=f"alter configs of {what}",
-            write="config",
-        )
-        failures = [r for r in results if isinstance(r, Exception) and not isinstance(r, RolledBackError)]
-        if not failures:
-            return True
-        failure = failures[0]
-        if isinstance(failure, BadVersionError | NoNodeError | NodeExistsError) and results[2] is not failure:
-            return False  # /controller changed, or someone else wrote the config first: re-read and retry
-        raise failure
+        return commit_entity_multi(session, ops, what=f"alter configs of {what}", write="config")
 
     def _alter(
         self,

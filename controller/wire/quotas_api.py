@@ -21,14 +21,18 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, NotEmptyError, RolledBackError
-
 from controller import multiread
 from controller.wire.apis import NodeView, code
 from controller.wire.codec import Request, build, entity
-from controller.wire.configs_api import STORE_ERRORS, ApiFailure, controller_for_config_write, store_failure
+from controller.wire.configs_api import (
+    STORE_ERRORS,
+    ApiFailure,
+    commit_entity_multi,
+    controller_for_config_write,
+    store_failure,
+)
 from controller.wire.server import Connection, Handler
-from controller.zkops import Check, Create, Delete, Op, SetData, build_transaction
+from controller.zkops import Check, Create, Delete, Op, SetData
 from controller.zksession import ZkSession
 from zkmodel import errorcodes as E
 from zkmodel import paths
@@ -478,17 +482,4 @@ class QuotaApis:
             ]
         session.ensure_persistent([paths.CONFIG_CHANGES])
         ops.append(self._notification(root, name))
-        results = session.call(
-            lambda: build_transaction(session.client, ops).commit_async(),
-            what=f"alter quotas of {root} {name}",
-            write="quota",
-        )
-        failures = [r for r in results if isinstance(r, Exception) and not isinstance(r, RolledBackError)]
-        if not failures:
-            return True
-        failure = failures[0]
-        if isinstance(failure, BadVersionError | NoNodeError | NodeExistsError | NotEmptyError) and (
-            results[-1] is not failure
-        ):
-            return False
-        raise failure
+        return commit_entity_multi(session, ops, what=f"alter quotas of {root} {name}", write="quota")

@@ -23,12 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kazoo.exceptions import (
-    BadVersionError,
     KazooException,
-    NodeExistsError,
-    NoNodeError,
-    NotEmptyError,
-    RolledBackError,
 )
 from kazoo.handlers.threading import KazooTimeoutError
 
@@ -42,10 +37,10 @@ from controller.security.scram import (
 )
 from controller.wire.apis import NodeView, code
 from controller.wire.codec import Request, build, entity
-from controller.wire.configs_api import ApiFailure, controller_for_config_write
+from controller.wire.configs_api import ApiFailure, commit_entity_multi, controller_for_config_write
 from controller.wire.quotas_api import DOUBLE, LONG, USER_KEYS, java_parse_double
 from controller.wire.server import Connection, Handler
-from controller.zkops import Check, Create, Delete, Op, SetData, build_transaction
+from controller.zkops import Check, Create, Delete, Op, SetData
 from controller.zksession import SessionLost, ZkSession, ZkTimeout, ZkUnavailable
 from zkmodel import errorcodes as E
 from zkmodel import paths
@@ -378,17 +373,4 @@ class ScramApis:
                 sequential=True,
             )
         )
-        results = session.call(
-            lambda: build_transaction(session.client, ops).commit_async(),
-            what=f"alter SCRAM credentials of {USERS} {sanitized}",
-            write="config",
-        )
-        failures = [r for r in results if isinstance(r, Exception) and not isinstance(r, RolledBackError)]
-        if not failures:
-            return True
-        failure = failures[0]
-        if isinstance(failure, BadVersionError | NoNodeError | NodeExistsError | NotEmptyError) and (
-            results[-1] is not failure
-        ):
-            return False  # /controller changed, or someone else wrote or removed the node first
-        raise failure
+        return commit_entity_multi(session, ops, what=f"alter SCRAM credentials of {USERS} {sanitized}", write="config")
