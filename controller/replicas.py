@@ -130,7 +130,9 @@ class ReplicaManager:
                 if p.leader != self.broker_id:
                     continue
                 for follower in p.replicas:
-                    if follower not in p.isr and follower in snapshot.brokers:
+                    # A replica a reassignment is removing gets StopReplica in Kafka once it leaves the ISR:
+                    # it never fetches again, so it must not be added back while the move finishes.
+                    if follower not in p.isr and follower in snapshot.brokers and follower not in p.removing:
                         lagging.append((topic, p, follower))
         leader_throttled = {
             (t.name, p.partition, f)
@@ -172,7 +174,8 @@ class ReplicaManager:
             t.name
             for t in snapshot.topics.values()
             for p in t.partitions.values()
-            if p.leader == self.broker_id and any(r not in p.isr and r in snapshot.brokers for r in p.replicas)
+            if p.leader == self.broker_id
+            and any(r not in p.isr and r in snapshot.brokers and r not in p.removing for r in p.replicas)
         }
         throttles = self.throttles(lagging_topics) if lagging_topics else NO_THROTTLES
         ready = self.ready(snapshot, time.monotonic(), throttles)

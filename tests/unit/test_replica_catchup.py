@@ -10,11 +10,14 @@ from controller.replicas import CatchUp, ReplicaManager, Throttles
 TOPIC_ID = "W3mXDtj1RsWmsEhQrZjN5g"
 
 
-def snapshot(isr: tuple[int, ...] = (1,), replicas: tuple[int, ...] = (1, 2), partitions: int = 1) -> Any:
+def snapshot(
+    isr: tuple[int, ...] = (1,), replicas: tuple[int, ...] = (1, 2), partitions: int = 1, removing: tuple[int, ...] = ()
+) -> Any:
     parts = {
-        p: SimpleNamespace(partition=p, replicas=replicas, isr=isr, leader=1, leader_epoch=4, partition_epoch=7)
+        p: SimpleNamespace(partition=p, replicas=replicas, isr=isr, leader=1, leader_epoch=4, partition_epoch=7,
+                           removing=removing)
         for p in range(partitions)
-    }
+    }  # fmt: skip
     topic = SimpleNamespace(name="t", topic_id=TOPIC_ID, partitions=parts)
     return SimpleNamespace(topics={"t": topic}, brokers={1: object(), 2: object()}, controller_id=1)
 
@@ -36,6 +39,14 @@ def test_a_replica_in_the_isr_or_on_a_dead_broker_is_not_tracked() -> None:
     assert m.ready(snapshot(isr=(1, 2)), 0.0) == {}
     dead = snapshot(replicas=(1, 3))  # broker 3 is not registered
     assert m.ready(dead, 0.0) == {} and m.ready(dead, 100.0) == {}
+
+
+def test_a_replica_being_removed_is_never_added_back() -> None:
+    """Between the controller shrinking the ISR of a reassignment's removed replicas and writing the final
+    assignment, the old replica is still listed; Kafka has stopped it, so the leader must not re-add it."""
+    m = manager()
+    leaving = snapshot(replicas=(1, 2), removing=(2,))
+    assert m.ready(leaving, 0.0) == {} and m.ready(leaving, 100.0) == {}
 
 
 def test_follower_throttle_slows_the_copy_and_is_shared() -> None:
