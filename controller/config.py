@@ -419,6 +419,7 @@ ZK_RETRY_DEADLINE_MS = "bridgekeeper.zk.retry.deadline.ms"
 REPLICA_CATCHUP_BYTES_PER_PARTITION = "bridgekeeper.replica.catchup.bytes.per.partition"
 REPLICA_CATCHUP_RATE_BYTES_PER_SEC = "bridgekeeper.replica.catchup.rate.bytes.per.sec"
 SASL_ENABLED_MECHANISMS = "sasl.enabled.mechanisms"
+FAILED_AUTHENTICATION_DELAY_MS = "connection.failed.authentication.delay.ms"
 SASL_MECHANISM_INTER_BROKER = "sasl.mechanism.inter.broker.protocol"
 AUTHORIZER_CLASS_NAME = "authorizer.class.name"
 ALLOW_EVERYONE_IF_NO_ACL_FOUND = "allow.everyone.if.no.acl.found"
@@ -460,6 +461,7 @@ KNOWN_KEYS: frozenset[str] = frozenset(
         REPLICA_CATCHUP_BYTES_PER_PARTITION,
         REPLICA_CATCHUP_RATE_BYTES_PER_SEC,
         SASL_ENABLED_MECHANISMS,
+        FAILED_AUTHENTICATION_DELAY_MS,
         SASL_MECHANISM_INTER_BROKER,
         AUTHORIZER_CLASS_NAME,
         ALLOW_EVERYONE_IF_NO_ACL_FOUND,
@@ -740,6 +742,8 @@ class NodeConfig:
     allow_everyone_if_no_acl_found: bool = False
     zookeeper_digest: ZkDigest | None = None
     zookeeper_controller_digest: ZkDigest | None = None
+    #: Kafka delays closing a connection whose authentication failed, to slow down password guessing.
+    failed_authentication_delay_ms: int = 100
 
     @property
     def zookeeper_hosts(self) -> str:
@@ -1104,6 +1108,7 @@ def config_from_properties(raw: Mapping[str, str], *, warnings: tuple[str, ...] 
         allow_everyone_if_no_acl_found=values.boolean(ALLOW_EVERYONE_IF_NO_ACL_FOUND, False),
         zookeeper_digest=zk_digest,
         zookeeper_controller_digest=zk_controller_digest,
+        failed_authentication_delay_ms=values.integer(FAILED_AUTHENTICATION_DELAY_MS, 100, at_least=0),
     )
 
 

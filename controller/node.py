@@ -221,8 +221,13 @@ class Node:
         handlers |= ScramApis(view, self.session).handlers()
         acls = AclApis(self.session, self._write_session, authz, authorizer_configured=self.config.acl_authorizer)
         handlers |= {29: acls.describe_acls, 30: acls.create_acls, 31: acls.delete_acls}
-        handlers |= SaslApis(self.config.sasl_listeners, self._scram_credential,
-                             on_failure=self.metrics.sasl_failed).handlers()  # fmt: skip
+        sasl_apis = SaslApis(
+            self.config.sasl_listeners,
+            self._scram_credential,
+            on_failure=self.metrics.sasl_failed,
+            failure_close_delay_s=self.config.failed_authentication_delay_ms / 1000,
+        )
+        handlers |= sasl_apis.handlers()
         if self.forwarding_enabled and self.config.is_broker:
             sasl = self.config.inter_broker_sasl
             self.forwarder = ForwardingManager(

@@ -36,7 +36,9 @@ class SaslApis:
         scram_lookup: Callable[[str, str], ScramCredential | None],
         *,
         on_failure: Callable[[Connection], None] | None = None,
+        failure_close_delay_s: float = 0.0,
     ) -> None:
+        self.failure_close_delay_s = failure_close_delay_s
         self.listeners = listeners
         self.scram_lookup = scram_lookup
         self.on_failure = on_failure
@@ -54,6 +56,7 @@ class SaslApis:
         mechanism = req.body.mechanism
         if mechanism not in mechanisms:
             conn.close_after_reply = True
+            conn.close_delay = self.failure_close_delay_s
             if self.on_failure is not None:
                 self.on_failure(conn)  # Kafka counts an unsupported mechanism as a failed authentication
             return build(req.schema.SaslHandshakeResponse, error_code=ErrorCode(E.UNSUPPORTED_SASL_MECHANISM.code),
@@ -89,6 +92,7 @@ class SaslApis:
         except SaslAuthenticationError as exc:
             log.info("SASL/%s authentication of %s failed: %s", conn.sasl_mechanism, conn.peer_host, exc.message)
             conn.close_after_reply = True
+            conn.close_delay = self.failure_close_delay_s
             if self.on_failure is not None:
                 self.on_failure(conn)
             return build(response_cls, error_code=ErrorCode(E.SASL_AUTHENTICATION_FAILED.code),

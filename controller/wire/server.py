@@ -49,6 +49,8 @@ class Connection:
     from_envelope: bool = False
     #: Answer the current request, then close (a failed SASL authentication, as Kafka does).
     close_after_reply: bool = False
+    #: Seconds to wait between that answer and the close (connection.failed.authentication.delay.ms).
+    close_delay: float = 0.0
 
 
 Handler = Callable[[Request, Connection], Awaitable[Any]]
@@ -135,6 +137,8 @@ class KafkaServer:
                 writer.write(struct.pack(">i", len(reply)) + reply)
                 await writer.drain()
                 if conn.close_after_reply:
+                    if conn.close_delay > 0:
+                        await asyncio.sleep(conn.close_delay)
                     return
         except (asyncio.IncompleteReadError, ConnectionError):
             return  # the client went away (or half-closed): nothing to answer

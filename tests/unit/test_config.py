@@ -713,3 +713,10 @@ def test_listener_prefixed_sasl_keys_are_known() -> None:
         "The configuration 'listener.name.sasl_plaintext.gssapi.sasl.kerberos.service.name' was supplied but "
         "isn't a known config.",
     )
+
+
+def test_failed_authentication_delay() -> None:
+    assert cfg().failed_authentication_delay_ms == 100  # Kafka's default
+    assert build({"connection.failed.authentication.delay.ms": "0"}).failed_authentication_delay_ms == 0
+    with pytest.raises(ConfigError, match=r"connection\.failed\.authentication\.delay\.ms"):
+        build({"connection.failed.authentication.delay.ms": "-5"})
