@@ -183,7 +183,7 @@ class Node:
             super_users=self.config.super_users,
             allow_everyone_if_no_acl_found=self.config.allow_everyone_if_no_acl_found,
         )
-        return Authz(authorizer, version=lambda: id(cache.snapshot()))
+        return Authz(authorizer, version=lambda: cache.version)
 
     def _scram_credential(self, mechanism: str, user: str) -> ScramCredential | None:
         """SCRAM credentials live in the user's entity config, as Kafka stores them in ZooKeeper mode."""
