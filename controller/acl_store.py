@@ -158,9 +158,19 @@ def _type_dirs(session: ZkSession, pattern_type: PatternType) -> dict[str, Resou
     return out
 
 
-def list_acls(session: ZkSession, *, timeout: float = 30.0) -> dict[ResourcePattern, tuple[AclEntry, ...]]:
+#: What an authorizer puts in place of a resource's unreadable ACL node: nobody but super users gets in.
+#: Kafka refuses to start on such a node; skipping it instead could drop a DENY and open the resource.
+FAIL_CLOSED: tuple[AclEntry, ...] = (
+    AclEntry(principal="User:*", permission_type=PermissionType.DENY, host="*", operation=AclOperation.ALL),
+)
+
+
+def list_acls(
+    session: ZkSession, *, timeout: float = 30.0, fail_closed: bool = False
+) -> dict[ResourcePattern, tuple[AclEntry, ...]]:
     """Every ACL in ZooKeeper, by resource pattern (what AclAuthorizer.loadCache reads). Nodes that are
-    unreadable or not in Kafka's format are logged and skipped; empty nodes are left out."""
+    unreadable or not in Kafka's format are logged and skipped, or with ``fail_closed`` (for authorizing)
+    stand as :data:`FAIL_CLOSED`; empty nodes are left out."""
     dirs: dict[str, tuple[ResourceType, PatternType]] = {}
     for pattern_type in STORED_PATTERN_TYPES:
         for path, resource_type in _type_dirs(session, pattern_type).items():
@@ -180,7 +190,11 @@ def list_acls(session: ZkSession, *, timeout: float = 30.0) -> dict[ResourcePatt
         try:
             entries = tuple(AclNode.decode(path, result[0]).acls)
         except ZnodeFormatError as exc:
-            log.warning("skipping unreadable ACL node %s: %s", path, exc)
+            if fail_closed:
+                log.warning("ACL node %s is unreadable; denying everyone but super users on it: %s", path, exc)
+                out[pattern] = FAIL_CLOSED
+            else:
+                log.warning("skipping unreadable ACL node %s: %s", path, exc)
             continue
         if entries:
             out[pattern] = entries

@@ -487,7 +487,7 @@ class AclCache:
         for store in _CHANGE_STORES:
             listing = self._list_changes(store)
             last[store] = listing[-1][0] if listing else -1
-        acls = acl_store.list_acls(self.session, timeout=self._bulk_timeout())
+        acls = acl_store.list_acls(self.session, timeout=self._bulk_timeout(), fail_closed=True)
         self._acls = dict(acls)
         self._last_change = last
         self._publish()
@@ -546,7 +546,11 @@ class AclCache:
             try:
                 updates[pattern] = acl_store.read_resource(self.session, pattern)[0]
             except KafkaApiError as exc:  # the znode is not in Kafka's format
-                log.warning("%s: keeping the cached ACLs of %s: %s", self.name, pattern, exc.message)
+                if pattern in self._acls:
+                    log.warning("%s: keeping the cached ACLs of %s: %s", self.name, pattern, exc.message)
+                else:  # nothing to keep: fail closed rather than treat the resource as having no ACLs
+                    log.warning("%s: denying everyone but super users on %s: %s", self.name, pattern, exc.message)
+                    updates[pattern] = acl_store.FAIL_CLOSED
         for pattern, entries in updates.items():
             if entries:
                 self._acls[pattern] = entries

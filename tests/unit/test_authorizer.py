@@ -631,3 +631,17 @@ def test_authorize_any_over_approximates_authorize(acls: Snap, request: Request,
     authz = authorizer_over(acls, everyone)
     if authz.authorize(*request):
         assert authz.authorize_any(principal, host, op, rtype)
+
+
+def test_an_unreadable_acl_node_fails_closed() -> None:
+    """acl_store.FAIL_CLOSED (what the cache puts in place of an unreadable ACL znode) denies every operation to
+    everyone, even with allow.everyone.if.no.acl.found, and still admits super users."""
+    from controller.acl_store import FAIL_CLOSED
+
+    pattern = ResourcePattern(ResourceType.TOPIC, "corrupt", PatternType.LITERAL)
+    authz = AclAuthorizer(lambda: {pattern: FAIL_CLOSED}, super_users=["User:admin"],
+                          allow_everyone_if_no_acl_found=True)  # fmt: skip
+    for operation in (AclOperation.READ, AclOperation.DESCRIBE, AclOperation.ALTER_CONFIGS):
+        assert not authz.authorize("User:alice", "10.0.0.1", operation, ResourceType.TOPIC, "corrupt")
+    assert authz.authorize("User:admin", "10.0.0.1", AclOperation.DELETE, ResourceType.TOPIC, "corrupt")
+    assert authz.authorize("User:alice", "10.0.0.1", AclOperation.READ, ResourceType.TOPIC, "other")
