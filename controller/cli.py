@@ -105,6 +105,33 @@ def cmd_zk_get(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_zk_scram(args: argparse.Namespace) -> int:
+    from controller.scram_admin import ScramAdminError, alter_scram
+    from controller.zksession import ZkSession, ZkUnavailable
+
+    auth: list[tuple[str, str]] = []
+    if args.zk_digest is not None:
+        if ":" not in args.zk_digest or args.zk_digest.startswith(":"):
+            print("error: --zk-digest must be user:password", file=sys.stderr)
+            return 2
+        auth = [("digest", args.zk_digest)]
+    session = ZkSession(args.zookeeper, auth=auth, name="scram-admin")
+    try:
+        session.start(timeout=args.timeout)
+    except ZkUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        print(alter_scram(session, args.user, args.mechanism, password=None if args.delete else args.password,
+                          iterations=args.iterations))  # fmt: skip
+        return 0
+    except ScramAdminError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        session.close()
+
+
 def _jsonable(value: Any) -> Any:
     import dataclasses
     import enum
@@ -236,6 +263,22 @@ def build_parser() -> argparse.ArgumentParser:
     get.add_argument("--zookeeper", required=True, help="connect string host:port[,host:port][/chroot]")
     get.add_argument("--timeout", type=float, default=10.0, help="connect timeout in seconds")
     get.set_defaults(func=cmd_zk_get)
+
+    scram = zsub.add_parser(
+        "scram",
+        help="set or delete a user's SCRAM credential in ZooKeeper (kafka-configs --zookeeper), e.g. to "
+        "bootstrap the inter-broker user before any node starts",
+    )
+    scram.add_argument("--zookeeper", required=True, help="connect string host:port[,host:port][/chroot]")
+    scram.add_argument("--user", required=True, help="the user (principal User:<user>)")
+    scram.add_argument("--mechanism", default="SCRAM-SHA-256", help="SCRAM-SHA-256 (default) or SCRAM-SHA-512")
+    what = scram.add_mutually_exclusive_group(required=True)
+    what.add_argument("--password", help="set the credential from this password")
+    what.add_argument("--delete", action="store_true", help="delete the credential")
+    scram.add_argument("--iterations", type=_positive, default=4096, help="4096-16384 (default 4096)")
+    scram.add_argument("--zk-digest", default=None, help="user:password digest identity for ZooKeeper")
+    scram.add_argument("--timeout", type=float, default=10.0, help="connect timeout in seconds")
+    scram.set_defaults(func=cmd_zk_scram)
     return parser
 
 
