@@ -18,7 +18,7 @@ import socket
 import struct
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kio.schema.api_versions.v3.request import ApiVersionsRequest
@@ -37,6 +37,11 @@ REDISCOVERY_BACKOFF_S = 0.05
 MAX_RESPONSE = 104_857_600
 RECONNECT_BACKOFF_S = 0.05
 RECONNECT_BACKOFF_MAX_S = 1.0
+
+
+def _doubled(backoff: float) -> float:
+    """reconnect.backoff.ms (50 ms) doubling up to reconnect.backoff.max.ms (1 s), as Kafka's NetworkClient."""
+    return min(max(backoff * 2, RECONNECT_BACKOFF_S), RECONNECT_BACKOFF_MAX_S)
 
 
 class ForwardingMetrics(Protocol):
@@ -74,7 +79,8 @@ class _Item:
     principal: KafkaPrincipal
     client_host: str
     created: float
-    sent_at: float | None = field(default=None)
+    #: Counted as forwarded on its first envelope; retries count as envelopes only.
+    counted: bool = False
 
 
 @dataclass
@@ -116,6 +122,7 @@ class ForwardingManager:
         self._stale: tuple[int, int, float] | None = None
         #: Seconds to wait before the next connection attempt; 0 after a successful exchange.
         self._reconnect_backoff = 0.0
+        #: How long a controller that answered NOT_CONTROLLER is left alone if the cache does not move on.
         self._not_controller_backoff = 0.0
 
     def start(self) -> None:
@@ -167,7 +174,7 @@ class ForwardingManager:
                 return Outcome(error=E.UNKNOWN_SERVER_ERROR)
             except (ClientError, OSError) as exc:
                 log.info("forwarding: controller %d unreachable (%s); retrying", target[0], exc)
-                self._reconnect_backoff = self._reconnect_backoff or RECONNECT_BACKOFF_S / 2
+                self._reconnect_backoff = _doubled(self._reconnect_backoff)
                 continue
             if channel.supports_envelope is None:
                 # Kafka: a version mismatch from the network client -> UNKNOWN_SERVER_ERROR for the client.
@@ -186,9 +193,9 @@ class ForwardingManager:
             correlation, f"broker-{self.broker_id}-forwarding", item.frame, item.principal, item.client_host
         )
         sent = time.monotonic()
-        if item.sent_at is None:
+        if not item.counted:
+            item.counted = True
             self.metrics.forwarded_request()
-        item.sent_at = sent
         self.metrics.envelope_sent()
         target = channel.target
         version_at_send = self._snapshot().version
@@ -204,7 +211,7 @@ class ForwardingManager:
         except (OSError, asyncio.IncompleteReadError, TimeoutError) as exc:
             log.info("forwarding: lost controller %d (%r); retrying", target[0], exc)
             await self._forget()
-            self._reconnect_backoff = self._reconnect_backoff or RECONNECT_BACKOFF_S / 2
+            self._reconnect_backoff = _doubled(self._reconnect_backoff)
             return None
         except asyncio.CancelledError:
             # The answer may still arrive: a channel with an unread response must not carry the next request.
@@ -222,7 +229,6 @@ class ForwardingManager:
             await self._forget(stale_controller=(target[0], version_at_send))
             return None
         self._reconnect_backoff = 0.0
-        self._not_controller_backoff = 0.0
         self._not_controller_backoff = 0.0
         return self._final(item, sent, self._answer(item, target, reply))
 
@@ -267,17 +273,12 @@ class ForwardingManager:
             return None
         return controller_id, endpoint.host, endpoint.port
 
-    async def _back_off(self, remaining: float) -> None:
-        """reconnect.backoff.ms (50 ms) doubling to reconnect.backoff.max.ms (1 s), as Kafka's NetworkClient."""
-        self._reconnect_backoff = min(max(self._reconnect_backoff * 2, RECONNECT_BACKOFF_S), RECONNECT_BACKOFF_MAX_S)
-        await asyncio.sleep(min(max(remaining, 0.0), self._reconnect_backoff))
-
     async def _channel_to(self, target: tuple[int, str, int], remaining: float) -> _Channel:
         if self._channel is not None and self._channel.target == target:
             return self._channel
         await self._forget()
         if self._reconnect_backoff:
-            await self._back_off(remaining)
+            await asyncio.sleep(min(max(remaining, 0.0), self._reconnect_backoff))
         sock, supports_envelope = await asyncio.to_thread(self._open, target, remaining)
         reader, writer = await asyncio.open_connection(sock=sock)
         self._channel = _Channel(target, reader, writer, supports_envelope)
@@ -314,7 +315,5 @@ class ForwardingManager:
             with contextlib.suppress(OSError, ConnectionError):
                 await channel.writer.wait_closed()
         if stale_controller is not None:
-            self._not_controller_backoff = min(
-                max(self._not_controller_backoff * 2, RECONNECT_BACKOFF_S), RECONNECT_BACKOFF_MAX_S
-            )
+            self._not_controller_backoff = _doubled(self._not_controller_backoff)
             self._stale = (*stale_controller, time.monotonic() + self._not_controller_backoff)

@@ -159,7 +159,7 @@ class NodeMetrics:
         self.controller_events.labels(self.broker_id, state).observe(seconds)
 
     # -- requests (controller.wire.dispatch.RequestMetrics) ----------------------------------------------------
-    def request(self, api_key: int, seconds: float, errors: list[int], forwarded: bool) -> None:
+    def request(self, api_key: int, seconds: float, errors: list[int]) -> None:
         name = api_name(api_key)
         self.requests.labels(self.broker_id, name).inc()
         self.request_seconds.labels(self.broker_id, name).observe(seconds)

@@ -16,6 +16,7 @@ from kio.index import load_response_schema
 from kio.serial import entity_reader
 
 from controller.forwarding import ForwardingManager
+from controller.metrics import api_name
 from controller.security.principal import PrincipalSerdeError, deserialize
 from controller.wire import envelope
 from controller.wire.authz import ALLOW_ALL, Authz
@@ -53,11 +54,11 @@ CLUSTER_CHECKS: dict[int, AclOperation] = {
 
 
 class RequestMetrics(Protocol):
-    def request(self, api_key: int, seconds: float, errors: list[int], forwarded: bool) -> None: ...
+    def request(self, api_key: int, seconds: float, errors: list[int]) -> None: ...
 
 
 class NoRequestMetrics:
-    def request(self, api_key: int, seconds: float, errors: list[int], forwarded: bool) -> None: ...
+    def request(self, api_key: int, seconds: float, errors: list[int]) -> None: ...
 
 
 def error_codes(response: Any) -> Iterator[int]:
@@ -105,7 +106,6 @@ class Dispatcher:
     async def __call__(self, request: Request, frame: bytes, conn: Connection) -> bytes | None:
         started = time.perf_counter()
         errors: list[int] = []
-        forwarded = False
         try:
             if request.api_key == API_VERSIONS and self.on_client_software is not None:
                 name = getattr(request.body, "client_software_name", None)
@@ -119,10 +119,8 @@ class Dispatcher:
                 if outcome.close:
                     return None
                 if outcome.response is not None:
-                    forwarded = True
                     return self._relay(request, outcome.response, errors)
                 if outcome.error is not None:
-                    forwarded = True
                     response = error_response(request, outcome.error)
                     errors.extend(error_codes(response))
                     return encode_response(request, response)
@@ -131,7 +129,7 @@ class Dispatcher:
                 errors.extend(error_codes(response))
             return encode_response(request, response)
         finally:
-            self.metrics.request(request.api_key, time.perf_counter() - started, errors, forwarded)
+            self.metrics.request(request.api_key, time.perf_counter() - started, errors)
 
     async def _local(self, request: Request, conn: Connection) -> Any:
         """This node's handler, behind the whole-request cluster check Kafka makes for the API (if any)."""
@@ -143,7 +141,7 @@ class Dispatcher:
         except STORE_ERRORS as exc:
             if request.api_key not in BUILDERS:
                 raise
-            failure = store_failure(exc, f"for {schema_name(request)}")
+            failure = store_failure(exc, f"for {api_name(request.api_key)}")
             return error_response(request, failure.error, failure.message)
 
     def _should_forward(self, request: Request, conn: Connection) -> bool:
@@ -211,13 +209,12 @@ class Dispatcher:
             inner = parse_request(inner_frame, self.supported)
         except (UnsupportedApi, MalformedRequest):
             return fail(E.UNSUPPORTED_VERSION)
-        handler = self.handlers.get(inner.api_key)
-        if handler is None:
+        if inner.api_key not in self.handlers:
             return fail(E.UNSUPPORTED_VERSION)
         inner_conn = dataclasses.replace(conn, principal=principal, peer_host=client_host, from_envelope=True)
         audit.info(
-            "forwarded %s v%d principal=%s client=%s:%s client_id=%s via=%s:%d listener=%s",
-            schema_name(inner), inner.api_version, principal, client_host, "-", inner.client_id,
+            "forwarded %s v%d principal=%s client=%s client_id=%s via=%s:%d listener=%s",
+            api_name(inner.api_key), inner.api_version, principal, client_host, inner.client_id,
             conn.peer_host, conn.peer_port, conn.listener,
         )  # fmt: skip
         response = await self._local(inner, inner_conn)
@@ -225,8 +222,3 @@ class Dispatcher:
         if E.NOT_CONTROLLER.code in inner_errors:
             return fail(E.NOT_CONTROLLER)
         return envelope.encode_response(request.correlation_id, 0, encode_response(inner, response))
-
-
-def schema_name(request: Request) -> str:
-    name: str = type(request.body).__name__
-    return name.removesuffix("Request")
