@@ -31,7 +31,7 @@ from controller.wire.acls_api import AclApis
 from controller.wire.apis import Apis, NodeView, supported_apis
 from controller.wire.authz import ALLOW_ALL, Authz
 from controller.wire.client import ClientError, KafkaClient
-from controller.wire.configs_api import ConfigApis
+from controller.wire.configs_api import ConfigApis, read_entity
 from controller.wire.dispatch import Dispatcher
 from controller.wire.quotas_api import QuotaApis
 from controller.wire.runtime import WireRuntime
@@ -187,12 +187,8 @@ class Node:
 
     def _scram_credential(self, mechanism: str, user: str) -> ScramCredential | None:
         """SCRAM credentials live in the user's entity config, as Kafka stores them in ZooKeeper mode."""
-        path = paths.entity_config("users", sanitize(user))
-        found = self.session.get(path)
-        if found is None:
-            return None
         try:
-            text = EntityConfig.decode(path, found[0]).config.get(mechanism)
+            text = read_entity(self.session, paths.entity_config("users", sanitize(user)))[0].get(mechanism)
             return credential_from_string(text) if text else None
         except (ZnodeFormatError, ValueError) as exc:
             log.warning("ignoring SCRAM credential of user %r: %s", user, exc)

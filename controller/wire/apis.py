@@ -100,6 +100,10 @@ class NodeView:
     #: How long an entity-config write waits for a controller to exist before failing (request.timeout.ms).
     controller_wait_s: float = 0.0
 
+    def writes(self, default: Any) -> Any:
+        """The session an admin write goes through: ``write_session()`` if the node has one, else ``default``."""
+        return self.write_session() if self.write_session is not None else default
+
 
 def code(error: KafkaError) -> ErrorCode:
     return ErrorCode(error.code)

@@ -92,6 +92,21 @@ def store_failure(exc: BaseException, what: str) -> ApiFailure:
     return ApiFailure(E.UNKNOWN_SERVER_ERROR, f"ZooKeeper failed while writing {what}: {type(exc).__name__}")
 
 
+def entity_props(path: str, data: bytes | None) -> dict[str, str]:
+    """ConfigEntityZNode.decode: null or empty data (a parent made by createRecursive) is an empty config."""
+    if not data:
+        return {}
+    return dict(EntityConfig.decode(path, data).config)
+
+
+def read_entity(session: ZkSession, path: str) -> tuple[dict[str, str], int | None]:
+    """An entity config and its znode's version (None when there is no znode)."""
+    found = session.get(path)
+    if found is None:
+        return {}, None
+    return entity_props(path, found[0]), found[1].version
+
+
 def commit_entity_multi(session: ZkSession, ops: Sequence[Op], *, what: str, write: str) -> bool:
     """Run one entity-config multi whose last op is its change notification (AdminZkClient writes a config
     and its notification together). True when written; False when a compare-and-set lost a race, /controller
@@ -159,10 +174,6 @@ class ConfigApis:
         self.node = node
         self.session = session
 
-    def _write_session(self) -> ZkSession:
-        chosen: ZkSession = self.node.write_session() if self.node.write_session else self.session
-        return chosen
-
     def handlers(self) -> dict[int, Handler]:
         return {32: self.describe_configs, 33: self.alter_configs, 44: self.incremental_alter_configs}
 
@@ -179,7 +190,7 @@ class ConfigApis:
     def _write(self, entity_type: str, name: str, config: Mapping[str, str], version: int | None) -> bool:
         """One multi; False when the config znode or /controller moved on (the caller re-reads and retries)."""
         what = f"{entity_type} {name}"
-        session = self._write_session()
+        session: ZkSession = self.node.writes(self.session)
         controller_stat = controller_for_config_write(session, what, self.node.controller_wait_s)
         path = paths.entity_config(entity_type, name)
         payload = EntityConfig(dict(config)).encode()

@@ -29,6 +29,7 @@ from controller.wire.configs_api import (
     ApiFailure,
     commit_entity_multi,
     controller_for_config_write,
+    entity_props,
     store_failure,
 )
 from controller.wire.server import Connection, Handler
@@ -155,13 +156,6 @@ def _valid_ip_entity(ip: str) -> bool:
     return True
 
 
-def _decode_props(path: str, data: bytes | None) -> dict[str, str]:
-    """ConfigEntityZNode.decode: null data (a parent created by createRecursive) is an empty config."""
-    if not data:
-        return {}
-    return dict(EntityConfig.decode(path, data).config)
-
-
 class QuotaApis:
     def __init__(self, node: NodeView, session: ZkSession) -> None:
         self.node = node
@@ -242,7 +236,7 @@ class QuotaApis:
         if not znode_paths:
             return {}
         found = multiread.read_data(self.session.client, list(znode_paths))
-        return {p: _decode_props(p, r[0]) if r is not None else {} for p, r in found.items()}
+        return {p: entity_props(p, r[0]) if r is not None else {} for p, r in found.items()}
 
     def _children(self, parents: Sequence[str]) -> dict[str, list[str]]:
         if not parents:
@@ -430,7 +424,7 @@ class QuotaApis:
         for _ in range(WRITE_ATTEMPTS):
             found = self.session.get(path)
             try:
-                props = _decode_props(path, found[0]) if found is not None else {}
+                props = entity_props(path, found[0]) if found is not None else {}
             except ZnodeFormatError:
                 raise _server_error() from None
             self._apply(props, ops, keys)
@@ -461,14 +455,14 @@ class QuotaApis:
             if self.session.get_children(f"{user_path}/clients") == [client]:
                 ops.append(Delete(f"{user_path}/clients"))
                 found = self.session.get(user_path)
-                user_props = _decode_props(user_path, found[0]) if found is not None else {}
+                user_props = entity_props(user_path, found[0]) if found is not None else {}
                 if found is not None and not user_props and self.session.get_children(user_path) == [CLIENTS]:
                     ops.append(Delete(user_path, found[1].version))
         return ops
 
     def _commit(self, root: str, name: str, props: Mapping[str, str], version: int | None, user_client: bool) -> bool:
         """One multi; False when something moved underneath (the caller re-reads and retries)."""
-        session = self.node.write_session() if self.node.write_session else self.session
+        session: ZkSession = self.node.writes(self.session)
         path = f"{paths.CONFIG}/{root}/{name}"
         ops: list[Op] | None = self._deletions(root, name, version, user_client) if not props else None
         if ops is None:

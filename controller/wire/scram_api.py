@@ -37,7 +37,13 @@ from controller.security.scram import (
 )
 from controller.wire.apis import NodeView, code
 from controller.wire.codec import Request, build, entity
-from controller.wire.configs_api import ApiFailure, commit_entity_multi, controller_for_config_write
+from controller.wire.configs_api import (
+    ApiFailure,
+    commit_entity_multi,
+    controller_for_config_write,
+    entity_props,
+    read_entity,
+)
 from controller.wire.quotas_api import DOUBLE, LONG, USER_KEYS, java_parse_double
 from controller.wire.server import Connection, Handler
 from controller.zkops import Check, Create, Delete, Op, SetData
@@ -100,13 +106,6 @@ def _user_path(sanitized: str) -> str:
     return f"{paths.CONFIG}/{USERS}/{sanitized}"
 
 
-def _decode_props(path: str, data: bytes | None) -> dict[str, str]:
-    """ConfigEntityZNode.decode: null or empty data (a parent made by createRecursive) is an empty config."""
-    if not data:
-        return {}
-    return dict(EntityConfig.decode(path, data).config)
-
-
 def _java_parse_long(text: str) -> int:
     """ConfigDef's LONG parsing: ``Long.parseLong(value.trim())``."""
     trimmed = text.strip("".join(chr(c) for c in range(33)))
@@ -128,6 +127,44 @@ def validate_user_config(props: Mapping[str, str]) -> None:
             java_parse_double(value)
 
 
+def commit_user_config(
+    session: ZkSession,
+    sanitized: str,
+    props: Mapping[str, str],
+    version: int | None,
+    *,
+    controller_wait_s: float = 0.0,
+    controller_optional: bool = False,
+) -> bool:
+    """AdminZkClient.changeUserOrUserClientIdConfig as one multi at the version read: the user's config (or,
+    with nothing left and no children, its removal: tryCleanQuotaNodes) plus the change notification. False
+    when something moved underneath (re-read and retry). ``controller_optional``: without a controller (a
+    bootstrap before any node runs) write without the ``/controller`` check."""
+    path = _user_path(sanitized)
+    ops: list[Op]
+    if not props and not session.get_children(path):
+        # tryCleanQuotaNodes: no configs and no children left, so the node goes (deletePath: gone is fine).
+        ops = [] if version is None else [Delete(path, version)]
+    else:
+        ops = []
+        if not (controller_optional and session.exists(paths.CONTROLLER) is None):
+            controller_stat = controller_for_config_write(session, f"{USERS} {sanitized}", controller_wait_s)
+            ops.append(Check(paths.CONTROLLER, controller_stat.version))
+        payload = EntityConfig(dict(props)).encode()
+        if version is None:
+            session.ensure_persistent([f"{paths.CONFIG}/{USERS}"])
+        ops.append(Create(path, payload) if version is None else SetData(path, payload, version))
+    session.ensure_persistent([paths.CONFIG_CHANGES])
+    ops.append(
+        Create(
+            f"{paths.CONFIG_CHANGES}/{paths.CONFIG_CHANGE_PREFIX}",
+            ConfigChangeNotification(f"{USERS}/{sanitized}").encode(),
+            sequential=True,
+        )
+    )
+    return commit_entity_multi(session, ops, what=f"alter SCRAM credentials of {USERS} {sanitized}", write="config")
+
+
 class ScramApis:
     def __init__(self, node: NodeView, session: ZkSession) -> None:
         self.node = node
@@ -135,11 +172,6 @@ class ScramApis:
 
     def handlers(self) -> dict[int, Handler]:
         return {50: self.describe_user_scram_credentials, 51: self.alter_user_scram_credentials}
-
-    def _write_session(self) -> ZkSession:
-        """The controller writes with its own ZooKeeper identity; other nodes with theirs."""
-        chosen: ZkSession = self.node.write_session() if self.node.write_session else self.session
-        return chosen
 
     # -- DescribeUserScramCredentials ---------------------------------------------------------------------
     async def describe_user_scram_credentials(self, req: Request, conn: Connection) -> Any:
@@ -166,11 +198,7 @@ class ScramApis:
 
     def _read_user(self, user: str) -> tuple[dict[str, str], int | None]:
         """AdminZkClient.fetchEntityConfig(USER, sanitize(user)) and the znode's version (None: no znode)."""
-        path = _user_path(sanitize(user))
-        found = self.session.get(path)
-        if found is None:
-            return {}, None
-        return _decode_props(path, found[0]), found[1].version
+        return read_entity(self.session, _user_path(sanitize(user)))
 
     def _all_users(self) -> list[tuple[str, dict[str, str]]]:
         """AdminZkClient.fetchAllEntityConfigs(USER): (sanitized name, config) of every user znode."""
@@ -183,7 +211,7 @@ class ScramApis:
         for name in names:
             path = f"{root}/{name}"
             result = found.get(path)
-            out.append((name, _decode_props(path, result[0]) if result is not None else {}))
+            out.append((name, entity_props(path, result[0]) if result is not None else {}))
         return out
 
     @staticmethod
@@ -349,28 +377,6 @@ class ScramApis:
         )
 
     def _commit(self, sanitized: str, props: Mapping[str, str], version: int | None) -> bool:
-        """One multi; False when something moved underneath (the caller re-reads and retries)."""
-        session = self._write_session()
-        path = _user_path(sanitized)
-        ops: list[Op]
-        if not props and not session.get_children(path):
-            # tryCleanQuotaNodes: no configs and no children left, so the node goes (deletePath: gone is fine).
-            ops = [] if version is None else [Delete(path, version)]
-        else:
-            controller_stat = controller_for_config_write(session, f"{USERS} {sanitized}", self.node.controller_wait_s)
-            payload = EntityConfig(dict(props)).encode()
-            if version is None:
-                session.ensure_persistent([f"{paths.CONFIG}/{USERS}"])
-            ops = [
-                Check(paths.CONTROLLER, controller_stat.version),
-                Create(path, payload) if version is None else SetData(path, payload, version),
-            ]
-        session.ensure_persistent([paths.CONFIG_CHANGES])
-        ops.append(
-            Create(
-                f"{paths.CONFIG_CHANGES}/{paths.CONFIG_CHANGE_PREFIX}",
-                ConfigChangeNotification(f"{USERS}/{sanitized}").encode(),
-                sequential=True,
-            )
+        return commit_user_config(
+            self.node.writes(self.session), sanitized, props, version, controller_wait_s=self.node.controller_wait_s
         )
-        return commit_entity_multi(session, ops, what=f"alter SCRAM credentials of {USERS} {sanitized}", write="config")

@@ -67,8 +67,6 @@ ALLOWED: dict[str, set[str]] = {
     # below IBP 2.8-IV0 a partition leader writes its ISR and an /isr_change_notification itself, as Kafka's
     # pre-2.7-IV2 leaders do (ReplicationUtils.updateLeaderAndIsr, a CAS on the state's zkVersion)
     "controller/legacy_isr.py": {"set_if_version", "ensure_persistent", "create_async"},
-    # kafka-configs --zookeeper: bootstrap SCRAM credentials (through configs_api.commit_entity_multi)
-    "controller/scram_admin.py": {"ensure_persistent"},
     # SCRAM credentials share the users' entity-config znodes with quotas (AdminZkClient.changeUserOrUserClientIdConfig)
     "controller/wire/scram_api.py": {"build_transaction", "commit_async", "ensure_persistent"},
     # the node creates its chroot before it has a session, as Kafka does
