@@ -9,6 +9,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 
+from controller.wire.framing import FrameError, read_uvarint, skip_tags, uvarint
 from zkmodel.admin import TopicPartition
 
 API_KEY = 7
@@ -17,42 +18,6 @@ VERSION = 3
 
 class ShutdownCodecError(ValueError):
     pass
-
-
-def _uvarint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def _read_uvarint(data: bytes, offset: int) -> tuple[int, int]:
-    shift = result = 0
-    while True:
-        if offset >= len(data) or shift > 28:
-            raise ShutdownCodecError("bad varint")
-        byte = data[offset]
-        offset += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, offset
-        shift += 7
-
-
-def _skip_tags(data: bytes, offset: int) -> int:
-    count, offset = _read_uvarint(data, offset)
-    for _ in range(count):
-        _tag, offset = _read_uvarint(data, offset)
-        size, offset = _read_uvarint(data, offset)
-        offset += size
-    if offset > len(data):
-        raise ShutdownCodecError("truncated tagged fields")
-    return offset
 
 
 def encode_request(correlation_id: int, client_id: str, broker_id: int, broker_epoch: int) -> bytes:
@@ -69,9 +34,9 @@ def decode_request(frame: bytes) -> tuple[int, int, int]:
         if (key, version) != (API_KEY, VERSION):
             raise ShutdownCodecError(f"ControlledShutdown v{version} is not served (v3 only)")
         offset = 10 + max(cid_len, 0)
-        offset = _skip_tags(frame, offset)
+        offset = skip_tags(frame, offset)
         broker_id, broker_epoch = struct.unpack_from(">iq", frame, offset)
-    except struct.error as exc:
+    except (struct.error, FrameError) as exc:
         raise ShutdownCodecError(str(exc)) from None
     return int(correlation), int(broker_id), int(broker_epoch)
 
@@ -79,10 +44,10 @@ def decode_request(frame: bytes) -> tuple[int, int, int]:
 def encode_response(correlation_id: int, error_code: int, remaining: Sequence[TopicPartition]) -> bytes:
     out = bytearray(struct.pack(">i", correlation_id) + b"\x00")  # response header v1
     out += struct.pack(">h", error_code)
-    out += _uvarint(len(remaining) + 1)
+    out += uvarint(len(remaining) + 1)
     for tp in remaining:
         name = tp.topic.encode()
-        out += _uvarint(len(name) + 1) + name + struct.pack(">i", tp.partition) + b"\x00"
+        out += uvarint(len(name) + 1) + name + struct.pack(">i", tp.partition) + b"\x00"
     out += b"\x00"
     return bytes(out)
 
@@ -91,17 +56,17 @@ def decode_response(data: bytes) -> tuple[int, int, list[TopicPartition]]:
     """(correlation id, error code, remaining partitions)."""
     try:
         (correlation,) = struct.unpack_from(">i", data, 0)
-        offset = _skip_tags(data, 4)
+        offset = skip_tags(data, 4)
         (error,) = struct.unpack_from(">h", data, offset)
-        count, offset = _read_uvarint(data, offset + 2)
+        count, offset = read_uvarint(data, offset + 2)
         remaining = []
         for _ in range(max(count - 1, 0)):
-            size, offset = _read_uvarint(data, offset)
+            size, offset = read_uvarint(data, offset)
             name = data[offset : offset + size - 1].decode()
             offset += size - 1
             (partition,) = struct.unpack_from(">i", data, offset)
-            offset = _skip_tags(data, offset + 4)
+            offset = skip_tags(data, offset + 4)
             remaining.append(TopicPartition(name, int(partition)))
-    except (struct.error, UnicodeDecodeError) as exc:
+    except (struct.error, UnicodeDecodeError, FrameError) as exc:
         raise ShutdownCodecError(str(exc)) from None
     return int(correlation), int(error), remaining

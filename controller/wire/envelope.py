@@ -11,6 +11,7 @@ import struct
 from dataclasses import dataclass
 
 from controller.security.principal import KafkaPrincipal, serialize
+from controller.wire.framing import FrameError, compact_bytes, read_uvarint, skip_tags
 
 API_KEY = 58
 VERSION = 0
@@ -44,19 +45,6 @@ def address_text(data: bytes) -> str:
     return str(ipaddress.ip_address(data))
 
 
-def _uvarint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def _compact_bytes(value: bytes | None) -> bytes:
-    return b"\x00" if value is None else _uvarint(len(value) + 1) + value
-
-
 def encode_request(
     correlation_id: int, client_id: str, inner_frame: bytes, principal: KafkaPrincipal, client_host: str
 ) -> bytes:
@@ -67,39 +55,15 @@ def encode_request(
     client = client_id.encode()
     return b"".join((
         _HEADER.pack(API_KEY, VERSION, correlation_id, len(client)), client, b"\x00",  # header v2, no tags
-        _compact_bytes(inner_frame), _compact_bytes(serialize(principal)),
-        _compact_bytes(address_bytes(client_host)), b"\x00",  # body, no tagged fields
+        compact_bytes(inner_frame), compact_bytes(serialize(principal)),
+        compact_bytes(address_bytes(client_host)), b"\x00",  # body, no tagged fields
     ))  # fmt: skip
 
 
 def encode_response(correlation_id: int, error_code: int, response_data: bytes | None) -> bytes:
     """A whole Envelope response (header v1 + body) without the size prefix; byte-identical to kio's."""
-    return b"".join((struct.pack(">i", correlation_id), b"\x00", _compact_bytes(response_data),
+    return b"".join((struct.pack(">i", correlation_id), b"\x00", compact_bytes(response_data),
                      struct.pack(">h", error_code), b"\x00"))  # fmt: skip
-
-
-def _read_uvarint(frame: bytes, offset: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if offset >= len(frame) or shift > 28:
-            raise EnvelopeDecodeError("Envelope response: truncated or overlong varint")
-        byte = frame[offset]
-        offset += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return value, offset
-        shift += 7
-
-
-def _skip_tags(frame: bytes, offset: int) -> int:
-    count, offset = _read_uvarint(frame, offset)
-    for _ in range(count):
-        _tag, offset = _read_uvarint(frame, offset)
-        size, offset = _read_uvarint(frame, offset)
-        offset += size
-    if offset > len(frame):
-        raise EnvelopeDecodeError("Envelope response: tagged field runs past the end")
-    return offset
 
 
 def decode_response(frame: bytes, correlation_id: int) -> EnvelopeReply:
@@ -107,18 +71,21 @@ def decode_response(frame: bytes, correlation_id: int) -> EnvelopeReply:
     if len(frame) < 4:
         raise EnvelopeDecodeError(f"Envelope response of {len(frame)} bytes has no header")
     (got,) = struct.unpack_from(">i", frame)
-    offset = _skip_tags(frame, 4)
-    length, offset = _read_uvarint(frame, offset)
-    data: bytes | None = None
-    if length:
-        end = offset + length - 1
-        if end > len(frame):
-            raise EnvelopeDecodeError("Envelope response: ResponseData runs past the end")
-        data, offset = frame[offset:end], end
-    if offset + 2 > len(frame):
-        raise EnvelopeDecodeError("Envelope response: no ErrorCode")
-    (error_code,) = struct.unpack_from(">h", frame, offset)
-    offset = _skip_tags(frame, offset + 2)
+    try:
+        offset = skip_tags(frame, 4)
+        length, offset = read_uvarint(frame, offset)
+        data: bytes | None = None
+        if length:
+            end = offset + length - 1
+            if end > len(frame):
+                raise FrameError("ResponseData runs past the end")
+            data, offset = frame[offset:end], end
+        if offset + 2 > len(frame):
+            raise FrameError("no ErrorCode")
+        (error_code,) = struct.unpack_from(">h", frame, offset)
+        offset = skip_tags(frame, offset + 2)
+    except FrameError as exc:
+        raise EnvelopeDecodeError(f"Envelope response: {exc}") from None
     if offset != len(frame):
         raise EnvelopeDecodeError(f"Envelope response: {len(frame) - offset} unexpected trailing bytes")
     if got != correlation_id:
