@@ -215,7 +215,7 @@ class Node:
         handlers |= ConfigApis(view, self.session).handlers()
         handlers |= QuotaApis(view, self.session).handlers()
         handlers |= ScramApis(view, self.session).handlers()
-        acls = AclApis(self.session, self._write_session, authz, authorizer_configured=self.config.acl_authorizer)
+        acls = AclApis(self.session, self._write_session, authorizer_configured=self.config.acl_authorizer)
         handlers |= {29: acls.describe_acls, 30: acls.create_acls, 31: acls.delete_acls}
         sasl_apis = SaslApis(
             self.config.sasl_listeners,

@@ -20,7 +20,6 @@ from kio.schema.errors import ErrorCode
 
 from controller import acl_store
 from controller.acl_store import AclBinding, AclBindingFilter, FilterPattern
-from controller.wire.authz import ALLOW_ALL, Authz
 from controller.wire.codec import Request, build, entity
 from controller.wire.error_responses import error_response
 from controller.wire.server import Connection
@@ -120,7 +119,6 @@ class AclApis:
         self,
         session: ZkSession,
         write_session: Callable[[], ZkSession] | None = None,
-        authz: Authz = ALLOW_ALL,
         *,
         authorizer_configured: bool = True,
     ) -> None:
@@ -128,7 +126,6 @@ class AclApis:
         self.authorizer_configured = authorizer_configured
         self.session = session
         self.write_session = write_session
-        self.authz = authz
 
     def _write_session(self) -> ZkSession:
         return self.write_session() if self.write_session is not None else self.session

@@ -152,15 +152,16 @@ class KafkaServer:
                 await writer.wait_closed()
 
     async def _handle(self, frame: bytes, conn: Connection) -> bytes | None:
-        if not conn.authenticated and (len(frame) < 2 or int.from_bytes(frame[:2], "big") not in PRE_AUTH_APIS):
+        api_key = int.from_bytes(frame[:2], "big", signed=True) if len(frame) >= 2 else None
+        if not conn.authenticated and api_key not in PRE_AUTH_APIS:
             # Kafka: "Unexpected Kafka request of type X during SASL handshake" -> the connection is closed.
             log.info("closing %s:%d: request before SASL authentication", conn.peer_host, conn.peer_port)
             if self.on_auth_failure is not None:
                 self.on_auth_failure(conn)
             return None
-        if len(frame) >= 2 and int.from_bytes(frame[:2], "big", signed=True) in self.raw_handlers:
+        if api_key in self.raw_handlers:
             try:
-                return await self.raw_handlers[int.from_bytes(frame[:2], "big", signed=True)](frame, conn)
+                return await self.raw_handlers[api_key](frame, conn)
             except Exception:
                 log.exception("%s handling a raw API request", UNEXPECTED)
                 return None
