@@ -1,4 +1,4 @@
-"""Controller failover read: multiRead batches (controller.multiread) vs. kazoo's pipelined get_async.
+"""Controller failover read: multiRead batches (controller.zk.multiread) vs. kazoo's pipelined get_async.
 
 Builds a Kafka-shaped tree in a private standalone ZooKeeper (``/brokers/topics/<t>`` with a v3
 assignment, ``.../partitions`` and ``.../partitions/<p>`` with null data, ``.../partitions/<p>/state``),
@@ -29,10 +29,10 @@ from kazoo.exceptions import NoNodeError
 from kazoo.retry import KazooRetry
 
 from bench.zkpopulate import data_paths, kafka_topic_tree, populate
-from controller.failover import load_context
-from controller.localzk import LocalZooKeeper
-from controller.multiread import DEFAULT_MAX_RESPONSE_BYTES, ReadStats, read_children, read_data
-from controller.zksession import ZkSession
+from controller.active.failover import load_context
+from controller.devstack.localzk import LocalZooKeeper
+from controller.zk.multiread import DEFAULT_MAX_RESPONSE_BYTES, ReadStats, read_children, read_data
+from controller.zk.session import ZkSession
 
 TOPICS_ROOT = "/brokers/topics"
 BASELINE_IN_FLIGHT = 1000
@@ -247,7 +247,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     print()
     print(f"median of {args.rounds} interleaved rounds; baseline = kazoo get_async/get_children_async, 1,000 in flight")
-    print(f"ours = controller.multiread (multiRead, <=1,000 ops per request, 8 in flight): {stats.requests} requests")
+    print(
+        f"ours = controller.zk.multiread (multiRead, <=1,000 ops per request, 8 in flight): {stats.requests} requests"
+    )
     print(
         f"per data read, largest response {stats.largest_response_bytes:,} bytes, "
         f"{stats.oversized_responses} over the {DEFAULT_MAX_RESPONSE_BYTES:,}-byte budget"

@@ -28,7 +28,7 @@ from kio.schema.incremental_alter_configs.v1.request import (
 from kio.schema.types import TopicName
 from kio.static.primitive import i8, i16, i32, i32Timedelta
 
-from controller.stack import Stack
+from controller.devstack.stack import Stack
 from controller.wire.client import KafkaClient
 from tests.stackutil import controller_id, metric_sum, metrics_url
 

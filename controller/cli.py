@@ -43,7 +43,7 @@ def _wait_for_stop_signal() -> int:
 
 
 def cmd_zk_run(args: argparse.Namespace) -> int:
-    from controller.localzk import LocalZooKeeper, ZooKeeperError
+    from controller.devstack.localzk import LocalZooKeeper, ZooKeeperError
 
     data_dir = Path(args.data_dir).resolve() if args.data_dir else None
     if data_dir is not None:
@@ -106,8 +106,8 @@ def cmd_zk_get(args: argparse.Namespace) -> int:
 
 
 def cmd_zk_scram(args: argparse.Namespace) -> int:
-    from controller.scram_admin import ScramAdminError, alter_scram
-    from controller.zksession import ZkSession, ZkUnavailable
+    from controller.store.scram_admin import ScramAdminError, alter_scram
+    from controller.zk.session import ZkSession, ZkUnavailable
 
     auth: list[tuple[str, str]] = []
     if args.zk_digest is not None:
@@ -149,10 +149,10 @@ def _jsonable(value: Any) -> Any:
 
 def cmd_node(args: argparse.Namespace) -> int:
     from controller.config import ConfigError, load_config
+    from controller.devstack.stack import StackError, parse_sets
     from controller.node import Node, configure_logging
-    from controller.registration import BrokerIdInUse
-    from controller.stack import StackError, parse_sets
-    from controller.zksession import ZkUnavailable
+    from controller.store.registration import BrokerIdInUse
+    from controller.zk.session import ZkUnavailable
 
     configure_logging(args.log_level)
     try:
@@ -184,8 +184,8 @@ def cmd_node(args: argparse.Namespace) -> int:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    from controller.localzk import ZooKeeperError
-    from controller.stack import Stack, StackError, parse_sets
+    from controller.devstack.localzk import ZooKeeperError
+    from controller.devstack.stack import Stack, StackError, parse_sets
 
     def say(msg: str) -> None:
         print(msg, flush=True)

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
-from controller.events import CONTROLLER_STATES
+from controller.active.events import CONTROLLER_STATES
 from zkmodel import errorcodes as E
 
 if TYPE_CHECKING:
-    from controller.controller import Controller
+    from controller.active.loop import Controller
     from controller.wire.server import Connection
 
 API_NAMES: dict[int, str] = {
@@ -175,7 +175,7 @@ class NodeMetrics:
         self.zk_writes.labels(self.broker_id, kind, "ok" if ok else "failed").inc()
         self.zk_write_seconds.labels(self.broker_id, kind).observe(seconds)
 
-    # -- forwarding (controller.forwarding.ForwardingMetrics) --------------------------------------------------
+    # -- forwarding (controller.broker.forwarding.ForwardingMetrics) --------------------------------------------------
     def forwarded_request(self) -> None:
         self.forwarded.labels(self.broker_id).inc()
 

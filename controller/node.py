@@ -14,31 +14,31 @@ import time
 
 from kazoo.client import KazooClient
 
+from controller.active.loop import Controller
+from controller.broker.forwarding import ForwardingManager
+from controller.broker.metadata_cache import MetadataCache
+from controller.broker.replicas import CatchUp, ReplicaManager, Throttles
 from controller.config import NodeConfig
-from controller.controller import Controller
-from controller.forwarding import ForwardingManager
-from controller.legacy_isr import LegacyIsrWriter
-from controller.metadata_cache import MetadataCache
 from controller.metrics import NodeMetrics
-from controller.multiread import read_data, supports_multi_read
-from controller.registration import Registrar, ensure_persistent_paths, get_or_create_cluster_id
-from controller.replicas import CatchUp, ReplicaManager, Throttles
 from controller.security.authorizer import AclAuthorizer, AclCache
 from controller.security.scram import ScramCredential, credential_from_string
 from controller.security.settings import ZkDigest
+from controller.store.legacy_isr import LegacyIsrWriter
+from controller.store.registration import Registrar, ensure_persistent_paths, get_or_create_cluster_id
 from controller.wire import controlled_shutdown
-from controller.wire.acls_api import AclApis
-from controller.wire.apis import Apis, NodeView, supported_apis
 from controller.wire.authz import ALLOW_ALL, Authz
 from controller.wire.client import ClientError, KafkaClient
-from controller.wire.configs_api import ConfigApis, read_entity
 from controller.wire.dispatch import Dispatcher
-from controller.wire.quotas_api import QuotaApis
+from controller.wire.handlers.acls import AclApis
+from controller.wire.handlers.apis import Apis, NodeView, supported_apis
+from controller.wire.handlers.configs import ConfigApis, read_entity
+from controller.wire.handlers.quotas import QuotaApis
+from controller.wire.handlers.sasl import SaslApis
+from controller.wire.handlers.scram import ScramApis
 from controller.wire.runtime import WireRuntime
-from controller.wire.sasl_api import SaslApis
-from controller.wire.scram_api import ScramApis
 from controller.wire.server import DEFAULT_MAX_FRAME
-from controller.zksession import ZkSession
+from controller.zk.multiread import read_data, supports_multi_read
+from controller.zk.session import ZkSession
 from zkmodel import ibp, paths
 from zkmodel.admin import TopicPartition
 from zkmodel.brokers import BrokerRegistration, EndPoint

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from controller.localzk import LocalZooKeeper
+from controller.devstack.localzk import LocalZooKeeper
 from tests.zkharness import ZkServer, new_client, start_session_server, unique_chroot
 
 _LOG_SOURCES_KEY = pytest.StashKey[list[Callable[[], str]]]()

@@ -15,7 +15,7 @@ from kazoo.protocol.connection import _CONNECTION_DROP  # kazoo's own harness us
 from kazoo.protocol.states import KazooState
 from kazoo.retry import KazooRetry
 
-from controller.localzk import LocalZooKeeper
+from controller.devstack.localzk import LocalZooKeeper
 
 ENV_ZK = "BRIDGEKEEPER_TEST_ZK"
 

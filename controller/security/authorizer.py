@@ -37,8 +37,8 @@ from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import EventType, KazooState, WatchedEvent
 
-from controller import acl_store
-from controller.zksession import SessionLost, ZkSession, ZkTimeout, ZkUnavailable
+from controller.store import acls as acl_store
+from controller.zk.session import SessionLost, ZkSession, ZkTimeout, ZkUnavailable
 from zkmodel import paths
 from zkmodel.acls import (
     WILDCARD_HOST,

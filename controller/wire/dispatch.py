@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from kio.index import load_response_schema
 from kio.serial import entity_reader
 
-from controller.forwarding import ForwardingManager
+from controller.broker.forwarding import ForwardingManager
 from controller.metrics import api_name
 from controller.security.principal import PrincipalSerdeError, deserialize
 from controller.wire import envelope
@@ -28,8 +28,8 @@ from controller.wire.codec import (
     encode_response,
     parse_request,
 )
-from controller.wire.configs_api import STORE_ERRORS, store_failure
 from controller.wire.error_responses import BUILDERS, error_response
+from controller.wire.handlers.configs import STORE_ERRORS, store_failure
 from controller.wire.server import Connection, Handler
 from zkmodel import errorcodes as E
 from zkmodel.acls import AclOperation

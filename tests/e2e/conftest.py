@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
-from controller.stack import Stack
+from controller.devstack.stack import Stack
 from tests.integration.cluster import wait_for
 from tests.stackutil import controller_id
 

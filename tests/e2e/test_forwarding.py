@@ -33,7 +33,7 @@ from kafka.protocol.admin import (
 from kafka.protocol.metadata import ApiVersionsRequest
 from kazoo.client import KazooClient
 
-from controller.stack import NodeProcess, Stack
+from controller.devstack.stack import NodeProcess, Stack
 from tests.e2e.conftest import RunningStack
 from tests.integration.cluster import wait_for
 from tests.stackutil import controller_id, metric_sum, metrics_url

@@ -11,7 +11,7 @@ import pytest
 from kafka import TopicPartition as KTP
 from kafka.admin import KafkaAdminClient, NewTopic
 
-from controller.stack import Stack
+from controller.devstack.stack import Stack
 from tests.integration.cluster import wait_for
 from zkmodel import paths
 from zkmodel.topics import PartitionState, TopicAssignment

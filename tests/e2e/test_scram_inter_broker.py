@@ -14,7 +14,7 @@ import pytest
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 from kazoo.client import KazooClient
 
-from controller.stack import Stack
+from controller.devstack.stack import Stack
 from tests.integration.cluster import wait_for
 from tests.stackutil import controller_id, listener_ports, metric_sum, metrics_url
 

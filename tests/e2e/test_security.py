@@ -56,9 +56,9 @@ from kio.schema.errors import ErrorCode
 from kio.serial import entity_reader, entity_writer
 from kio.static.primitive import i8, i16, i32, i32Timedelta
 
+from controller.devstack.stack import Stack
 from controller.security.principal import KafkaPrincipal, serialize
 from controller.security.scram import credential_from_string, credential_to_string, make_credential
-from controller.stack import Stack
 from tests.e2e.conftest import RunningStack
 from tests.integration.cluster import wait_for
 from tests.stackutil import controller_id, listener_ports, metric_sum, metrics_url

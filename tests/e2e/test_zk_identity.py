@@ -15,7 +15,7 @@ from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 from kazoo.client import KazooClient
 from kazoo.security import READ_ACL_UNSAFE, make_digest_acl
 
-from controller.stack import Stack
+from controller.devstack.stack import Stack
 from tests.integration.cluster import wait_for
 from tests.stackutil import controller_id, metric_sum, metrics_url
 

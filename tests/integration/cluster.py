@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 
 from kazoo.client import KazooClient
 
-from controller.controller import Controller
-from controller.leadership import IsrUpdate
-from controller.registration import Registrar, ensure_persistent_paths
-from controller.zksession import ZkSession
+from controller.active.leadership import IsrUpdate
+from controller.active.loop import Controller
+from controller.store.registration import Registrar, ensure_persistent_paths
+from controller.zk.session import ZkSession
 from zkmodel import ibp, paths
 from zkmodel.admin import TopicPartition
 from zkmodel.brokers import BrokerRegistration, EndPoint

@@ -12,10 +12,10 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.protocol.states import KazooState
 
-from controller import acl_store
-from controller.acl_store import AclBinding, AclBindingFilter
 from controller.security.authorizer import AclAuthorizer, AclCache
-from controller.zksession import ZkSession
+from controller.store import acls as acl_store
+from controller.store.acls import AclBinding, AclBindingFilter
+from controller.zk.session import ZkSession
 from tests.zkharness import drop_connection, expire_session
 from zkmodel import paths
 from zkmodel.acls import AclEntry, AclNode, AclOperation, PatternType, PermissionType, ResourcePattern, ResourceType

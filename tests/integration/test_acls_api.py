@@ -14,11 +14,11 @@ import pytest
 from kazoo.client import KazooClient
 from kio.index import load_request_schema
 
-from controller import acl_store
-from controller.wire.acls_api import AclApis
-from controller.wire.apis import Apis, NodeView
+from controller.store import acls as acl_store
+from controller.wire.handlers.acls import AclApis
+from controller.wire.handlers.apis import Apis, NodeView
 from controller.wire.runtime import WireRuntime
-from controller.zksession import ZkSession
+from controller.zk.session import ZkSession
 from tests.wireutil import call
 from zkmodel.acls import AclEntry, AclOperation, PatternType, PermissionType, ResourcePattern, ResourceType
 from zkmodel.brokers import EndPoint

@@ -13,7 +13,7 @@ import orjson
 import pytest
 from kazoo.client import KazooClient
 
-from controller.localzk import server_mode
+from controller.devstack.localzk import server_mode
 from zkmodel.brokers import BrokerRegistration, EndPoint
 
 pytestmark = pytest.mark.integration

@@ -13,11 +13,11 @@ import pytest
 from kazoo.client import KazooClient
 from kio.index import load_request_schema
 
-from controller.registration import ensure_persistent_paths
-from controller.wire.apis import Apis, NodeView
-from controller.wire.configs_api import ConfigApis
+from controller.store.registration import ensure_persistent_paths
+from controller.wire.handlers.apis import Apis, NodeView
+from controller.wire.handlers.configs import ConfigApis
 from controller.wire.runtime import WireRuntime
-from controller.zksession import ZkSession
+from controller.zk.session import ZkSession
 from tests.wireutil import call
 from zkmodel.brokers import EndPoint
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from kazoo.client import KazooClient
 
-from controller.controller import Controller, NewTopic
-from controller.localzk import LocalZooKeeper
-from controller.registration import Registrar, ensure_persistent_paths
-from controller.statechange import update_states
-from controller.zksession import ZkSession
+from controller.active.loop import Controller, NewTopic
+from controller.active.state_changes import update_states
+from controller.devstack.localzk import LocalZooKeeper
+from controller.store.registration import Registrar, ensure_persistent_paths
+from controller.zk.session import ZkSession
 from tests.integration.cluster import cluster, wait_for
 from tests.zkharness import drop_connection, expire_session
 from zkmodel import errorcodes as E

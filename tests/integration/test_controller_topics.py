@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from kazoo.client import KazooClient
 
-from controller.controller import NewTopic
+from controller.active.loop import NewTopic
 from tests.integration.cluster import cluster, wait_for
 from zkmodel import errorcodes as E
 from zkmodel import paths

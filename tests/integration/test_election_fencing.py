@@ -9,17 +9,17 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
-from controller.election import active_controller, read_epoch, try_elect
-from controller.registration import (
+from controller.active.election import active_controller, read_epoch, try_elect
+from controller.store.registration import (
     BrokerIdInUse,
     Registrar,
     ensure_feature_znode,
     ensure_persistent_paths,
     get_or_create_cluster_id,
 )
-from controller.zkops import Create, Delete, Op, SetData
-from controller.zksession import SessionLost, ZkSession
-from controller.zkwriter import ControllerMoved, FencedWriter, OpFailed
+from controller.zk.fenced_writer import ControllerMoved, FencedWriter, OpFailed
+from controller.zk.ops import Create, Delete, Op, SetData
+from controller.zk.session import SessionLost, ZkSession
 from tests.zkharness import expire_session
 from zkmodel import ibp, paths
 from zkmodel.brokers import BrokerRegistration, EndPoint

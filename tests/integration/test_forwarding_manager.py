@@ -29,7 +29,7 @@ from kio.schema.errors import ErrorCode
 from kio.serial import entity_reader, entity_writer
 from kio.static.primitive import i8, i16, i32, i32Timedelta
 
-from controller.forwarding import ForwardingManager, Outcome
+from controller.broker.forwarding import ForwardingManager, Outcome
 from controller.security.principal import KafkaPrincipal, serialize
 from controller.wire.client import KafkaClient
 from zkmodel import errorcodes as E

@@ -10,7 +10,7 @@ from kazoo.exceptions import NoNodeError
 from kazoo.protocol.states import KazooState
 from kazoo.retry import KazooRetry
 
-from controller.localzk import LocalZooKeeper
+from controller.devstack.localzk import LocalZooKeeper
 from tests.zkharness import ENV_ZK, StateRecorder, ZkServer, chroot_client, drop_connection, expire_session, new_client
 
 pytestmark = pytest.mark.integration

@@ -13,10 +13,10 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.protocol.states import EventType, KazooState, WatchedEvent
 
-from controller.controller import NewTopic
-from controller.localzk import LocalZooKeeper
-from controller.metadata_cache import MetadataCache, MetadataSnapshot
-from controller.zksession import ZkSession
+from controller.active.loop import NewTopic
+from controller.broker.metadata_cache import MetadataCache, MetadataSnapshot
+from controller.devstack.localzk import LocalZooKeeper
+from controller.zk.session import ZkSession
 from tests.integration.cluster import cluster, wait_for
 from tests.zkharness import drop_connection, expire_session, new_client
 from zkmodel import paths
@@ -252,7 +252,7 @@ def test_garbage_znodes_are_skipped_and_the_rest_served(
     create_topic_znodes(zk, "good", {0: (1,)}, states=True)
     zk.create(paths.topic("bad"), b"{not json", makepath=True)
     zk.create(paths.CONTROLLER, b"[]")
-    with caplog.at_level(logging.ERROR, "controller.metadata_cache"):
+    with caplog.at_level(logging.ERROR, "controller.broker.metadata_cache"):
         cache = make_cache()
     s = cache.snapshot()
     assert set(s.topics) == {"good"} and s.alive_broker_ids == (1,) and s.controller_id == -1
@@ -400,11 +400,11 @@ def test_zookeeper_outage_keeps_the_last_snapshot(caplog: pytest.LogCaptureFixtu
             assert "t" in served.topics
             server.pause(1)
             # a watch event whose re-read meets an unreachable ZooKeeper
-            with caplog.at_level(logging.WARNING, "controller.metadata_cache"):
+            with caplog.at_level(logging.WARNING, "controller.broker.metadata_cache"):
                 cache._on_watch(WatchedEvent(EventType.CHILD, KazooState.CONNECTED, paths.BROKER_TOPICS))
                 wait_for(
                     lambda: any(
-                        r.name == "controller.metadata_cache" and "unavailable" in r.getMessage()
+                        r.name == "controller.broker.metadata_cache" and "unavailable" in r.getMessage()
                         for r in caplog.records
                     ),
                     what="a failed retry",

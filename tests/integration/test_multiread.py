@@ -16,9 +16,9 @@ from kazoo.exceptions import NoNodeError
 from kazoo.protocol.paths import _prefix_root
 
 from bench.zkpopulate import populate
-from controller import multiread
-from controller.localzk import LocalZooKeeper
-from controller.multiread import (
+from controller.devstack.localzk import LocalZooKeeper
+from controller.zk import multiread
+from controller.zk.multiread import (
     DEFAULT_MAX_RESPONSE_BYTES,
     MAX_REQUEST_BYTES,
     GetChildrenOp,

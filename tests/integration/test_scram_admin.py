@@ -10,9 +10,9 @@ import orjson
 import pytest
 from kazoo.client import KazooClient
 
-from controller.scram_admin import ScramAdminError, alter_scram
 from controller.security.scram import ScramClient, ScramServer, credential_from_string
-from controller.zksession import ZkSession
+from controller.store.scram_admin import ScramAdminError, alter_scram
+from controller.zk.session import ZkSession
 from zkmodel import paths
 
 pytestmark = pytest.mark.integration

@@ -18,7 +18,6 @@ import pytest
 from kazoo.client import KazooClient
 from kio.index import load_request_schema
 
-from controller.registration import ensure_persistent_paths
 from controller.security.errors import SaslAuthenticationError
 from controller.security.scram import (
     ScramClient,
@@ -27,11 +26,12 @@ from controller.security.scram import (
     credential_from_string,
     salted_password,
 )
-from controller.wire.apis import SUPPORTED, Apis, NodeView
+from controller.store.registration import ensure_persistent_paths
 from controller.wire.authz import Authz
+from controller.wire.handlers.apis import SUPPORTED, Apis, NodeView
+from controller.wire.handlers.scram import SUPPORTED_SCRAM, ScramApis
 from controller.wire.runtime import WireRuntime
-from controller.wire.scram_api import SUPPORTED_SCRAM, ScramApis
-from controller.zksession import ZkSession
+from controller.zk.session import ZkSession
 from tests.wireutil import call
 from zkmodel.acls import AclOperation, ResourceType
 from zkmodel.brokers import BrokerRegistration, EndPoint

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from kio.index import load_request_schema
 
-from controller.wire.apis import SUPPORTED, Apis, NodeView
+from controller.wire.handlers.apis import SUPPORTED, Apis, NodeView
 from controller.wire.runtime import WireRuntime
 from tests.wireutil import call
 from zkmodel.brokers import BrokerRegistration, EndPoint

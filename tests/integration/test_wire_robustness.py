@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.wire.apis import SUPPORTED, Apis, NodeView
+from controller.wire.handlers.apis import SUPPORTED, Apis, NodeView
 from controller.wire.runtime import WireRuntime
 from zkmodel.brokers import EndPoint
 

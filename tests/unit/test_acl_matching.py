@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller.acl_store import (
+from controller.store.acls import (
     ANY_FILTER,
     AclBinding,
     AclBindingFilter,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controller import events as ev
+from controller.active import events as ev
 from controller.metrics import NodeMetrics
 
 

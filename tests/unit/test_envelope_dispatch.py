@@ -22,11 +22,11 @@ from kio.static.primitive import i8, i16, i32
 
 from controller.security.principal import KafkaPrincipal, serialize
 from controller.wire import envelope
-from controller.wire.apis import SUPPORTED
 from controller.wire.authz import Authz
 from controller.wire.codec import Request, parse_request
 from controller.wire.dispatch import Dispatcher
 from controller.wire.error_responses import error_response
+from controller.wire.handlers.apis import SUPPORTED
 from controller.wire.server import Connection
 from zkmodel import errorcodes as E
 from zkmodel.acls import AclOperation, ResourceType

@@ -1,7 +1,7 @@
 """Leader election algorithms, with cases from Kafka's PartitionLeaderElectionAlgorithmsTest."""
 
-from controller import leaders
-from controller.leaders import Election
+from controller.active import elections as leaders
+from controller.active.elections import Election
 from zkmodel.topics import NO_LEADER, PartitionState
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from controller.replicas import CatchUp, ReplicaManager, Throttles
+from controller.broker.replicas import CatchUp, ReplicaManager, Throttles
 
 TOPIC_ID = "W3mXDtj1RsWmsEhQrZjN5g"
 

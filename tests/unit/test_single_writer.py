@@ -43,14 +43,14 @@ OUR_WRITES = {
 }
 ALLOWED: dict[str, set[str]] = {
     # the single writer and the op-to-multi translation it uses
-    "controller/zkwriter.py": {"build_transaction", "commit_async", "atomic", "each"},
-    "controller/zkops.py": {"transaction", "create", "set_data", "delete"},
+    "controller/zk/fenced_writer.py": {"build_transaction", "commit_async", "atomic", "each"},
+    "controller/zk/ops.py": {"transaction", "create", "set_data", "delete"},
     # the session's compare-and-set primitives (node-owned paths only; callers are listed below)
-    "controller/zksession.py": {"create_async", "set_async", "create_only"},
+    "controller/zk/session.py": {"create_async", "set_async", "create_only"},
     # election: the one multi that creates /controller and bumps /controller_epoch (reference §2)
-    "controller/election.py": {"build_transaction", "commit_async", "create_only", "delete_async"},
+    "controller/active/election.py": {"build_transaction", "commit_async", "create_only", "delete_async"},
     # broker-owned, never controller-owned: registration, persistent paths, cluster id, /feature
-    "controller/registration.py": {
+    "controller/store/registration.py": {
         "build_transaction",
         "commit_async",
         "delete_async",
@@ -61,22 +61,22 @@ ALLOWED: dict[str, set[str]] = {
     },
     # Not epoch-fenced in Kafka either (reference §2): ACL nodes use their own CAS, entity configs a CAS
     # on /controller's version; brokers write them below the forwarding gate (KIP-590 moves them later).
-    "controller/acl_store.py": {"create_async", "create_only", "delete_async", "ensure_persistent", "set_if_version"},
-    "controller/wire/configs_api.py": {"build_transaction", "commit_async", "ensure_persistent"},
-    "controller/wire/quotas_api.py": {"build_transaction", "commit_async", "ensure_persistent"},
+    "controller/store/acls.py": {"create_async", "create_only", "delete_async", "ensure_persistent", "set_if_version"},
+    "controller/wire/handlers/configs.py": {"build_transaction", "commit_async", "ensure_persistent"},
+    "controller/wire/handlers/quotas.py": {"build_transaction", "commit_async", "ensure_persistent"},
     # below IBP 2.8-IV0 a partition leader writes its ISR and an /isr_change_notification itself, as Kafka's
     # pre-2.7-IV2 leaders do (ReplicationUtils.updateLeaderAndIsr, a CAS on the state's zkVersion)
-    "controller/legacy_isr.py": {"set_if_version", "ensure_persistent", "create_async"},
+    "controller/store/legacy_isr.py": {"set_if_version", "ensure_persistent", "create_async"},
     # SCRAM credentials share the users' entity-config znodes with quotas (AdminZkClient.changeUserOrUserClientIdConfig)
-    "controller/wire/scram_api.py": {"build_transaction", "commit_async", "ensure_persistent"},
+    "controller/wire/handlers/scram.py": {"build_transaction", "commit_async", "ensure_persistent"},
     # the node creates its chroot before it has a session, as Kafka does
     "controller/node.py": {"ensure_path"},
     # the controller: only through a FencedWriter bound to its epoch
-    "controller/controller.py": {"FencedWriter", "atomic", "each", "bulk"},
-    "controller/topics.py": {"atomic", "batched"},
-    "controller/statechange.py": {"each", "bulk"},
-    "controller/reassign.py": {"atomic", "bulk"},
-    "controller/leadership.py": {"bulk"},
+    "controller/active/loop.py": {"FencedWriter", "atomic", "each", "bulk"},
+    "controller/active/topics.py": {"atomic", "batched"},
+    "controller/active/state_changes.py": {"each", "bulk"},
+    "controller/active/reassignment.py": {"atomic", "bulk"},
+    "controller/active/leadership.py": {"bulk"},
 }
 
 
@@ -125,6 +125,6 @@ def test_zkmodel_has_no_io() -> None:
 
 def test_the_scanner_sees_writes() -> None:
     """The check above is only as good as the scanner: it must notice each kind of write."""
-    sample = ROOT / "controller" / "registration.py"
+    sample = ROOT / "controller" / "store" / "registration.py"
     assert {"build_transaction", "create_only", "set_if_version"} <= write_calls(sample)
-    assert {"FencedWriter", "bulk"} <= write_calls(ROOT / "controller" / "controller.py")
+    assert {"FencedWriter", "bulk"} <= write_calls(ROOT / "controller" / "active" / "loop.py")

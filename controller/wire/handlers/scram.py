@@ -27,7 +27,6 @@ from kazoo.exceptions import (
 )
 from kazoo.handlers.threading import KazooTimeoutError
 
-from controller import multiread
 from controller.security.scram import (
     MECHANISM_TYPES,
     credential_from_string,
@@ -35,19 +34,20 @@ from controller.security.scram import (
     iterations_error,
     make_credential_from_salted_password,
 )
-from controller.wire.apis import NodeView, code
 from controller.wire.codec import Request, build, entity
-from controller.wire.configs_api import (
+from controller.wire.handlers.apis import NodeView, code
+from controller.wire.handlers.configs import (
     ApiFailure,
     commit_entity_multi,
     controller_for_config_write,
     entity_props,
     read_entity,
 )
-from controller.wire.quotas_api import DOUBLE, LONG, USER_KEYS, java_parse_double
+from controller.wire.handlers.quotas import DOUBLE, LONG, USER_KEYS, java_parse_double
 from controller.wire.server import Connection, Handler
-from controller.zkops import Check, Create, Delete, Op, SetData
-from controller.zksession import SessionLost, ZkSession, ZkTimeout, ZkUnavailable
+from controller.zk import multiread
+from controller.zk.ops import Check, Create, Delete, Op, SetData
+from controller.zk.session import SessionLost, ZkSession, ZkTimeout, ZkUnavailable
 from zkmodel import errorcodes as E
 from zkmodel import paths
 from zkmodel.acls import AclOperation

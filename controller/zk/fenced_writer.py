@@ -14,8 +14,8 @@ from typing import Any
 
 from kazoo.exceptions import BadVersionError, KazooException, RolledBackError
 
-from controller.zkops import MAX_MULTI_BYTES, Check, Op, build_transaction, op_size
-from controller.zksession import ZkSession, ZkUnavailable, is_transient
+from controller.zk.ops import MAX_MULTI_BYTES, Check, Op, build_transaction, op_size
+from controller.zk.session import ZkSession, ZkUnavailable, is_transient
 from zkmodel import paths
 from zkmodel.errorcodes import STALE_CONTROLLER_EPOCH
 

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 
 from kazoo.exceptions import BadVersionError, KazooException
 
-from controller import leaders
-from controller.context import ControllerContext, PartitionInfo
-from controller.reassign import Reassigner
-from controller.statechange import create_states, update_states
-from controller.zkops import Op, SetData
-from controller.zksession import ZkSession
-from controller.zkwriter import FencedWriter
+from controller.active import elections as leaders
+from controller.active.context import ControllerContext, PartitionInfo
+from controller.active.reassignment import Reassigner
+from controller.active.state_changes import create_states, update_states
+from controller.zk.fenced_writer import FencedWriter
+from controller.zk.ops import Op, SetData
+from controller.zk.session import ZkSession
 from zkmodel import errorcodes as E
 from zkmodel import paths
 from zkmodel.admin import TopicPartition

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
 
-from controller.zkops import Create, Op, SetData, build_transaction
-from controller.zksession import ZkSession
+from controller.zk.ops import Create, Op, SetData, build_transaction
+from controller.zk.session import ZkSession
 from zkmodel import ibp, paths
 from zkmodel.election import (
     INITIAL_CONTROLLER_EPOCH,

@@ -14,13 +14,13 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from kazoo.exceptions import NoNodeError
 
-from controller import leaders
-from controller.context import ControllerContext, PartitionInfo
-from controller.statechange import read_states, update_states
-from controller.topics import topic_znode
-from controller.zkops import Delete, Op, SetData
-from controller.zksession import ZkSession
-from controller.zkwriter import FencedWriter, OpFailed
+from controller.active import elections as leaders
+from controller.active.context import ControllerContext, PartitionInfo
+from controller.active.state_changes import read_states, update_states
+from controller.active.topics import topic_znode
+from controller.zk.fenced_writer import FencedWriter, OpFailed
+from controller.zk.ops import Delete, Op, SetData
+from controller.zk.session import ZkSession
 from zkmodel import errorcodes as E
 from zkmodel import paths
 from zkmodel.admin import PartitionReassignmentZnode, TopicPartition

@@ -21,10 +21,9 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from controller import multiread
-from controller.wire.apis import NodeView, code
 from controller.wire.codec import Request, build, entity
-from controller.wire.configs_api import (
+from controller.wire.handlers.apis import NodeView, code
+from controller.wire.handlers.configs import (
     STORE_ERRORS,
     ApiFailure,
     commit_entity_multi,
@@ -33,8 +32,9 @@ from controller.wire.configs_api import (
     store_failure,
 )
 from controller.wire.server import Connection, Handler
-from controller.zkops import Check, Create, Delete, Op, SetData
-from controller.zksession import ZkSession
+from controller.zk import multiread
+from controller.zk.ops import Check, Create, Delete, Op, SetData
+from controller.zk.session import ZkSession
 from zkmodel import errorcodes as E
 from zkmodel import paths
 from zkmodel.configs import CLIENTS, DEFAULT_ENTITY, IPS, USERS, ConfigChangeNotification, EntityConfig, desanitize

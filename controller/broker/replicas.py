@@ -74,7 +74,7 @@ class ReplicaManager:
         legacy_isr: Callable[[dict[tuple[str, int], tuple[int, tuple[int, ...], int]]], int] | None = None,
     ) -> None:
         #: Below IBP 2.8-IV0 (no topic ids, so no AlterPartition): write the ISR to ZooKeeper as Kafka's
-        #: pre-2.7-IV2 leaders did (controller.legacy_isr).
+        #: pre-2.7-IV2 leaders did (controller.store.legacy_isr).
         self.legacy_isr = legacy_isr
         self.sasl = sasl
         self.throttles = throttles

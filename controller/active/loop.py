@@ -19,15 +19,13 @@ from typing import Any, TypeVar
 
 from kazoo.protocol.states import EventType, KazooState, WatchedEvent
 
-from controller import events as ev
-from controller.context import ControllerContext, LiveBroker, PartitionInfo
-from controller.election import active_controller, release_own_controller_znode, try_elect
-from controller.failover import LoadReport, load_brokers, load_context, load_topics
-from controller.leadership import IsrResult, IsrUpdate, Leadership
-from controller.multiread import read_data
-from controller.reassign import Reassigner, Result
-from controller.registration import ensure_feature_znode
-from controller.topics import (
+from controller.active import events as ev
+from controller.active.context import ControllerContext, LiveBroker, PartitionInfo
+from controller.active.election import active_controller, release_own_controller_znode, try_elect
+from controller.active.failover import LoadReport, load_brokers, load_context, load_topics
+from controller.active.leadership import IsrResult, IsrUpdate, Leadership
+from controller.active.reassignment import Reassigner, Result
+from controller.active.topics import (
     NewTopic,
     add_partitions,
     create_topic,
@@ -37,9 +35,11 @@ from controller.topics import (
     request_deletion,
     topic_znode,
 )
-from controller.zkops import Delete, Op, SetData
-from controller.zksession import SessionLost, ZkSession, ZkUnavailable
-from controller.zkwriter import ControllerMoved, FencedWriter, OpFailed
+from controller.store.registration import ensure_feature_znode
+from controller.zk.fenced_writer import ControllerMoved, FencedWriter, OpFailed
+from controller.zk.multiread import read_data
+from controller.zk.ops import Delete, Op, SetData
+from controller.zk.session import SessionLost, ZkSession, ZkUnavailable
 from zkmodel import errorcodes as E
 from zkmodel import ibp, paths
 from zkmodel.admin import PreferredReplicaElectionZnode, TopicPartition

@@ -22,8 +22,8 @@ from enum import Enum
 
 from kazoo.exceptions import BadVersionError, NoNodeError
 
-from controller.multiread import read_children, read_data
-from controller.zksession import ZkSession
+from controller.zk.multiread import read_children, read_data
+from controller.zk.session import ZkSession
 from zkmodel import errorcodes as E
 from zkmodel import paths
 from zkmodel.acls import (

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 
 from kazoo.exceptions import NodeExistsError
 
-from controller.context import ControllerContext, PartitionInfo, TopicInfo
-from controller.statechange import create_states
-from controller.zkops import Create, Delete, Op, SetData
-from controller.zksession import ZkSession
-from controller.zkwriter import FencedWriter, OpFailed
+from controller.active.context import ControllerContext, PartitionInfo, TopicInfo
+from controller.active.state_changes import create_states
+from controller.zk.fenced_writer import FencedWriter, OpFailed
+from controller.zk.ops import Create, Delete, Op, SetData
+from controller.zk.session import ZkSession
 from zkmodel import errorcodes as E
 from zkmodel import paths, topic_names
 from zkmodel.admin import TopicPartition

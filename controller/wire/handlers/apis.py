@@ -17,8 +17,8 @@ from typing import Any, Protocol
 
 from kio.schema.errors import ErrorCode
 
-from controller.controller import Controller, NewTopic
-from controller.leadership import IsrUpdate
+from controller.active.leadership import IsrUpdate
+from controller.active.loop import Controller, NewTopic
 from controller.wire import controlled_shutdown
 from controller.wire.authz import ALLOW_ALL, CLUSTER_NAME, Authz
 from controller.wire.codec import Request, build, encode_body, entity

@@ -9,9 +9,9 @@ this cannot go through AlterUserScramCredentials. With nodes running, the write 
 from __future__ import annotations
 
 from controller.security.scram import MECHANISMS, credential_to_string, iterations_error, make_credential
-from controller.wire.configs_api import ApiFailure, read_entity
-from controller.wire.scram_api import commit_user_config
-from controller.zksession import ZkSession
+from controller.wire.handlers.configs import ApiFailure, read_entity
+from controller.wire.handlers.scram import commit_user_config
+from controller.zk.session import ZkSession
 from zkmodel import paths
 from zkmodel.configs import sanitize
 

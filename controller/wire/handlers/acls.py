@@ -1,5 +1,5 @@
 """DescribeAcls (29), CreateAcls (30) and DeleteAcls (31), answered as a broker configured with Kafka's
-ZooKeeper AclAuthorizer does (AclApis.scala), over the ACL store in :mod:`controller.acl_store`.
+ZooKeeper AclAuthorizer does (AclApis.scala), over the ACL store in :mod:`controller.store.acls`.
 
 Validation follows Kafka: UNKNOWN enum values (Kafka's ``fromCode`` maps every unrecognised code to
 UNKNOWN) are refused with INVALID_REQUEST: per creation for CreateAcls, top-level for DescribeAcls, and on
@@ -18,12 +18,12 @@ from typing import Any, TypeVar
 
 from kio.schema.errors import ErrorCode
 
-from controller import acl_store
-from controller.acl_store import AclBinding, AclBindingFilter, FilterPattern
+from controller.store import acls as acl_store
+from controller.store.acls import AclBinding, AclBindingFilter, FilterPattern
 from controller.wire.codec import Request, build, entity
 from controller.wire.error_responses import error_response
 from controller.wire.server import Connection
-from controller.zksession import ZkSession
+from controller.zk.session import ZkSession
 from zkmodel import errorcodes as E
 from zkmodel.acls import AclEntry, AclOperation, PatternType, PermissionType, ResourcePattern, ResourceType
 from zkmodel.errorcodes import KafkaError

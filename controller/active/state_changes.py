@@ -12,12 +12,12 @@ from collections.abc import Callable, Collection, Iterable
 
 from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError
 
-from controller import leaders
-from controller.context import ControllerContext, PartitionInfo
-from controller.multiread import read_data
-from controller.zkops import Create, Op, SetData
-from controller.zksession import ZkSession
-from controller.zkwriter import FencedWriter
+from controller.active import elections as leaders
+from controller.active.context import ControllerContext, PartitionInfo
+from controller.zk.fenced_writer import FencedWriter
+from controller.zk.multiread import read_data
+from controller.zk.ops import Create, Op, SetData
+from controller.zk.session import ZkSession
 from zkmodel import paths
 from zkmodel.admin import TopicPartition
 from zkmodel.errors import ZnodeFormatError

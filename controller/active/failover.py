@@ -12,10 +12,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from controller.context import ControllerContext, LiveBroker, PartitionInfo, TopicInfo
-from controller.multiread import read_data
-from controller.statechange import read_states
-from controller.zksession import ZkSession
+from controller.active.context import ControllerContext, LiveBroker, PartitionInfo, TopicInfo
+from controller.active.state_changes import read_states
+from controller.zk.multiread import read_data
+from controller.zk.session import ZkSession
 from zkmodel import paths
 from zkmodel.admin import PartitionReassignmentZnode, TopicPartition
 from zkmodel.brokers import BrokerRegistration

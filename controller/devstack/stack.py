@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from controller.config import ConfigError, dump_properties, load_config, parse_properties
-from controller.localzk import LocalZooKeeper, _die_with_parent
+from controller.devstack.localzk import LocalZooKeeper, _die_with_parent
 
 CHROOT = "/kafka"
 Progress = Callable[[str], None] | None

@@ -27,11 +27,11 @@ from kazoo.exceptions import (
 )
 from kazoo.protocol.states import ZnodeStat
 
-from controller.wire.apis import NodeView, code
 from controller.wire.codec import Request, build, entity
+from controller.wire.handlers.apis import NodeView, code
 from controller.wire.server import Connection, Handler
-from controller.zkops import Check, Create, Op, SetData, build_transaction
-from controller.zksession import SessionLost, ZkSession, ZkTimeout, ZkUnavailable
+from controller.zk.ops import Check, Create, Op, SetData, build_transaction
+from controller.zk.session import SessionLost, ZkSession, ZkTimeout, ZkUnavailable
 from zkmodel import errorcodes as E
 from zkmodel import paths, topic_names
 from zkmodel.acls import AclOperation

@@ -30,6 +30,9 @@ from kazoo.protocol.states import KazooState, ZnodeStat
 from kazoo.retry import KazooRetry
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_delay, wait_exponential
 
+from controller.zk import multiread
+from controller.zk.ops import Op, build_transaction
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -207,7 +210,69 @@ class ZkSession:
         stat: ZnodeStat | None = self.call(lambda: self.client.exists_async(path, watch=watch), what=f"exists {path}")
         return stat
 
+    @property
+    def bulk_timeout_s(self) -> float:
+        """How long one bulk read may take: a failover-sized read at least 30 s, and never less than the
+        session timeout (a read that outlives the session is pointless, one cut shorter fails needlessly)."""
+        return max(30.0, self.session_timeout_ms / 1000)
+
+    def read_data(
+        self, paths: Sequence[str], *, expected_size: int = 256, timeout: float | None = None
+    ) -> dict[str, multiread.DataResult | None]:
+        """Data and Stat of every path (None for a missing znode) in pipelined multiRead batches
+        (:func:`controller.zk.multiread.read_data`); bounded by :attr:`bulk_timeout_s` unless told."""
+        return multiread.read_data(
+            self.client,
+            paths,
+            expected_size=expected_size,
+            timeout=self.bulk_timeout_s if timeout is None else timeout,
+        )
+
+    def read_children(self, paths: Sequence[str], *, timeout: float | None = None) -> dict[str, list[str] | None]:
+        """Children of every path (None for a missing znode), like :meth:`read_data`."""
+        return multiread.read_children(self.client, paths, timeout=self.bulk_timeout_s if timeout is None else timeout)
+
+    def probe_multi_read(self, timeout: float) -> bool:
+        """Whether the server answers multiRead (probed once, cached). An old server answers by dropping the
+        connection, so call it right after connecting, before this session holds leadership."""
+        return multiread.supports_multi_read(self.client, timeout=timeout)
+
+    def exists_many(self, paths: Sequence[str], watch: Callable[[Any], None]) -> None:
+        """Set a data watch on each path in one pipelined burst (Kafka registers per-topic handlers so)."""
+        pending = [self.client.exists_async(p, watch=watch) for p in paths]
+        for result in pending:
+            try:
+                result.get(timeout=self.request_timeout_s)
+            except KazooTimeoutError:
+                raise ZkTimeout(f"exists on {len(paths)} znodes: no answer within {self.request_timeout_s}s") from None
+
     # -- writes for node-owned (not controller-owned) paths ------------------------------------------
+    def multi(self, ops: Sequence[Op], *, what: str, write: str) -> list[Any]:
+        """One atomic ZooKeeper multi, *unfenced*: for node-owned paths and for callers that put their own
+        ``Check`` first (entity configs check ``/controller``). Returns the per-op results; an op's failure is
+        an exception instance in its slot and means nothing was written. Controller-owned writes go through
+        :class:`controller.zk.fenced_writer.FencedWriter` instead."""
+        results: list[Any] = self.call(
+            lambda: build_transaction(self.client, list(ops)).commit_async(), what=what, write=write
+        )
+        return results
+
+    def delete(self, path: str, version: int = -1, *, write: str = "delete") -> None:
+        """Delete at ``version`` (-1: any). Raises NoNodeError / BadVersionError / NotEmptyError."""
+        self.call(lambda: self.client.delete_async(path, version), what=f"delete {path}", write=write)
+
+    def create_sequential(self, prefix: str, data: bytes, *, write: str = "create") -> str:
+        """A persistent sequential node under ``prefix``; returns its path (change notifications)."""
+        created: str = self.call(
+            lambda: self.client.create_async(prefix, data, sequence=True), what=f"create {prefix}", write=write
+        )
+        return created
+
+    def set_unconditionally(self, path: str, data: bytes, *, write: str = "set") -> ZnodeStat:
+        """setData at any version (Kafka's updateBrokerInfo): *not* compare-and-set."""
+        stat: ZnodeStat = self.call(lambda: self.client.set_async(path, data, -1), what=f"set {path}", write=write)
+        return stat
+
     def ensure_persistent(self, paths: Sequence[str]) -> None:
         """Create each path (and its parents) with null data if absent, as Kafka's makeSurePersistentPathExists."""
         for path in paths:
@@ -231,3 +296,15 @@ class ZkSession:
         """Compare-and-set: setData only if the node is still at ``version`` (raises BadVersionError)."""
         stat: ZnodeStat = self.call(lambda: self.client.set_async(path, data, version), what=f"set {path}", write=write)
         return stat
+
+
+def ensure_chroot(hosts: str, chroot: str, timeout: float) -> None:
+    """Create a missing chroot path, as Kafka does at start (KafkaServer.createChrootIfNecessary): through a
+    short-lived session *without* the chroot, since a chrooted client cannot create its own root."""
+    root = KazooClient(hosts=hosts, timeout=timeout)
+    root.start(timeout=timeout)
+    try:
+        root.ensure_path(chroot)
+    finally:
+        root.stop()
+        root.close()

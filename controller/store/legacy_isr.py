@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from kazoo.exceptions import BadVersionError, NoNodeError
 
-from controller.zksession import ZkSession
+from controller.zk.session import ZkSession
 from zkmodel import paths
 from zkmodel.admin import TopicPartition
 from zkmodel.errors import ZnodeFormatError

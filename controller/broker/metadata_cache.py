@@ -35,8 +35,8 @@ from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.interfaces import IAsyncResult
 from kazoo.protocol.states import EventType, KazooState, WatchedEvent
 
-from controller.multiread import DataResult, read_data
-from controller.zksession import SessionLost, ZkSession, ZkTimeout, ZkUnavailable
+from controller.zk.multiread import DataResult, read_data
+from controller.zk.session import SessionLost, ZkSession, ZkTimeout, ZkUnavailable
 from zkmodel import paths
 from zkmodel.brokers import BrokerRegistration
 from zkmodel.election import ControllerZnode

@@ -11,8 +11,8 @@ import logging
 from kazoo.exceptions import KazooException, NodeExistsError
 from kazoo.protocol.states import ZnodeStat
 
-from controller.zkops import Create, Op, SetData, build_transaction
-from controller.zksession import ZkSession
+from controller.zk.ops import Create, Op, SetData, build_transaction
+from controller.zk.session import ZkSession
 from zkmodel import ibp, paths
 from zkmodel.brokers import BrokerRegistration
 from zkmodel.cluster import FEATURE_DISABLED, FEATURE_ENABLED, ClusterIdZnode, FeatureZnode

@@ -1,0 +1,3 @@
+"""One module per API family: decode the request, authorize it, call ``controller.active`` or
+``controller.store``, encode the response. No ZooKeeper here: a handler that needs ZooKeeper asks a store.
+"""

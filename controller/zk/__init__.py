@@ -1,0 +1,12 @@
+"""ZooKeeper access: the only package that imports kazoo.
+
+What lives here: the node's session (:mod:`.session`: bounded calls, retry by error, state tracking, the
+read/write primitives other packages use), write ops as values (:mod:`.ops`), the single fenced writer every
+controller write goes through (:mod:`.fenced_writer`), multiRead and the pipelined bulk readers
+(:mod:`.multiread`), ZooKeeper's error and value vocabulary re-exported for everyone else (:mod:`.errors`,
+:mod:`.types`), the read-modify-CAS helper (:mod:`.cas`) and the watched-cache base (:mod:`.watched`).
+
+Who may import it: every other package of the node and ``migrate``'s tools. ``controller.wire`` imports
+only this package's error vocabulary, never a session or a writer. This package imports nothing of ours
+but ``zkmodel``.
+"""
