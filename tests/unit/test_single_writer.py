@@ -46,7 +46,14 @@ ALLOWED: dict[str, set[str]] = {
     "controller/zk/fenced_writer.py": {"build_transaction", "commit_async", "atomic", "each"},
     "controller/zk/ops.py": {"transaction", "create", "set_data", "delete"},
     # the session's compare-and-set primitives (node-owned paths only; callers are listed below)
-    "controller/zk/session.py": {"create_async", "set_async", "create_only"},
+    "controller/zk/session.py": {
+        "create_async",
+        "set_async",
+        "create_only",
+        "build_transaction",
+        "commit_async",
+        "delete_async",
+    },
     # election: the one multi that creates /controller and bumps /controller_epoch (reference §2)
     "controller/active/election.py": {"build_transaction", "commit_async", "create_only", "delete_async"},
     # broker-owned, never controller-owned: registration, persistent paths, cluster id, /feature
