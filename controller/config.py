@@ -1136,3 +1136,14 @@ def load_config(path: str | None, overrides: Mapping[str, str] = _NO_OVERRIDES) 
         merged.update(parse_properties(data.decode("iso-8859-1"), source=path))
     merged.update(overrides)
     return config_from_properties(merged, warnings=tuple(warnings))
+
+
+def parse_overrides(values: Sequence[str]) -> dict[str, str]:
+    """``key=value`` overrides from the command line (``node --override``, ``up --set``), later ones winning."""
+    out = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set expects key=value, got {item!r}")
+        out[key.strip()] = value
+    return out

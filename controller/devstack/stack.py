@@ -10,7 +10,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -207,13 +207,3 @@ class Stack:
         self.zk.stop(keep_dir=True)
         if self._owns_dir:
             shutil.rmtree(self.data_dir, ignore_errors=True)
-
-
-def parse_sets(values: Sequence[str]) -> dict[str, str]:
-    out = {}
-    for item in values:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise StackError(f"--set expects key=value, got {item!r}")
-        out[key.strip()] = value
-    return out

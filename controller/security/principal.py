@@ -2,14 +2,23 @@
 
 Brokers forward admin requests to the controller inside an Envelope whose ``RequestPrincipal`` is these
 bytes, so they must match Kafka's exactly: an int16 version (0) followed by the flexible
-``DefaultPrincipalData`` v0 struct (compact strings Type and Name, a bool, tagged fields). The codec is
-written out here rather than taken from a protocol library so this module stays dependency-free.
+``DefaultPrincipalData`` v0 struct (compact strings Type and Name, a bool, tagged fields).
+
+Writing uses kio's generated ``DefaultPrincipalData`` (byte-identical to Kafka's, held so by the principal
+tests). Reading does not: kio's reader refuses unknown tagged fields (Kafka skips them) and its errors do not
+name the field, so the reader here follows Kafka's ByteBufferAccessor, on kio's varint primitive.
 """
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass, field
 from typing import ClassVar
+
+from kio.schema.default_principal_data.v0.data import DefaultPrincipalData
+from kio.serial import entity_writer
+from kio.serial.errors import BufferUnderflow
+from kio.serial.readers import read_unsigned_varint
 
 _VERSION = 0
 _MAX_STRING = 0x7FFF  # Kafka's generated code refuses longer strings both ways
@@ -49,32 +58,32 @@ KafkaPrincipal.ANONYMOUS = KafkaPrincipal(KafkaPrincipal.USER_TYPE, "ANONYMOUS")
 ANONYMOUS = KafkaPrincipal.ANONYMOUS
 
 
-def _write_uvarint(out: bytearray, value: int) -> None:
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
+_write_principal_data = entity_writer(DefaultPrincipalData)
 
 
-def _write_compact_string(out: bytearray, field_name: str, value: str) -> None:
+def _check_string(field_name: str, value: str) -> None:
+    """What Kafka's generated writer refuses and kio's does not: unencodable or over-long strings."""
     try:
         raw = value.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise PrincipalSerdeError(f"'{field_name}' field is not encodable as UTF-8: {exc.reason}") from None
     if len(raw) > _MAX_STRING:
         raise PrincipalSerdeError(f"'{field_name}' field is too long to be serialized")
-    _write_uvarint(out, len(raw) + 1)
-    out += raw
 
 
 def serialize(principal: KafkaPrincipal) -> bytes:
     """Kafka's ``DefaultKafkaPrincipalBuilder.serialize``: version-prefixed ``DefaultPrincipalData``."""
-    out = bytearray(_VERSION.to_bytes(2, "big"))
-    _write_compact_string(out, "type", principal.principal_type)
-    _write_compact_string(out, "name", principal.name)
-    out.append(1 if principal.token_authenticated else 0)
-    out.append(0)  # no tagged fields
-    return bytes(out)
+    _check_string("type", principal.principal_type)
+    _check_string("name", principal.name)
+    out = io.BytesIO()
+    out.write(_VERSION.to_bytes(2, "big"))
+    _write_principal_data(
+        out,
+        DefaultPrincipalData(
+            type_=principal.principal_type, name=principal.name, token_authenticated=principal.token_authenticated
+        ),
+    )
+    return out.getvalue()
 
 
 class _Reader:
@@ -101,14 +110,14 @@ class _Reader:
 
     def uvarint(self) -> int:
         """An unsigned varint of at most 5 bytes, wrapped to a signed 32-bit int as Java's ByteUtils does."""
-        result = 0
-        for shift in range(0, 35, 7):
-            b = self.byte()
-            result |= (b & 0x7F) << shift
-            if not b & 0x80:
-                result &= 0xFFFFFFFF
-                return result - (1 << 32) if result & 0x80000000 else result
-        raise PrincipalSerdeError("Varint is too long, the most significant bit in the 5th byte is set")
+        try:
+            result, size = read_unsigned_varint(memoryview(self.data), self.pos)
+        except BufferUnderflow:
+            raise PrincipalSerdeError("Truncated principal data: expected another byte") from None
+        except ValueError as exc:  # kio says "Varint is too long, ...", Kafka's own words
+            raise PrincipalSerdeError(str(exc)) from None
+        self.pos += size
+        return result - (1 << 32) if result & 0x80000000 else result
 
     def compact_string(self, field_name: str) -> str:
         length = self.uvarint() - 1

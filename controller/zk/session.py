@@ -66,6 +66,7 @@ class ZkSession:
         request_timeout_s: float = 5.0,
         auth: Sequence[tuple[str, str]] = (),
         name: str = "zk",
+        read_only: bool = False,
     ) -> None:
         if retry_deadline_ms is None:
             retry_deadline_ms = session_timeout_ms // 3
@@ -82,6 +83,7 @@ class ZkSession:
             hosts=hosts,
             timeout=session_timeout_ms / 1000,
             auth_data=list(auth) or None,
+            read_only=read_only,  # a tool that only reads may use a server cut off from the quorum
             # kazoo's default backoff grows to an hour; a node must be back within its session timeout.
             connection_retry=KazooRetry(max_tries=-1, delay=0.1, max_delay=0.5),
             command_retry=KazooRetry(max_tries=0, ignore_expire=False),

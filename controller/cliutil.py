@@ -1,0 +1,47 @@
+"""What every ``bridgekeeper`` subcommand shares: argument types with clear errors, and waiting for Ctrl-C.
+
+Kept apart from ``controller/cli.py`` (the root parser) so the node, the local stack and the operator tools
+in ``migrate`` can each register their own commands without importing one another.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import time
+from typing import Any
+
+
+def wait_for_stop_signal() -> int:
+    """Block until SIGINT or SIGTERM; returns the signal number."""
+    got: list[int] = []
+
+    def handler(signum: int, _frame: Any) -> None:
+        # Only a list append: a handler that takes a lock (Event.set) deadlocks when a second signal
+        # arrives while the first handler holds it, and the node would then ignore SIGTERM for good.
+        got.append(signum)
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
+    while not got:
+        time.sleep(0.2)
+    return got[0]
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer above zero, refused with the text that was given."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def port(text: str) -> int:
+    """argparse type: a TCP port, 1-65535."""
+    value = positive_int(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"port must be 1-65535, got {text}")
+    return value

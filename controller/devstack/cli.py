@@ -1,0 +1,99 @@
+"""``bridgekeeper up`` and ``bridgekeeper zk run``: the local stack's commands, registered on the root parser."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from controller.cliutil import port, positive_int, wait_for_stop_signal
+
+
+def cmd_zk_run(args: argparse.Namespace) -> int:
+    from controller.devstack.localzk import LocalZooKeeper, ZooKeeperError
+
+    data_dir = Path(args.data_dir).resolve() if args.data_dir else None
+    if data_dir is not None:
+        data_dir.mkdir(parents=True, exist_ok=True)
+    zk = LocalZooKeeper(
+        args.servers, base_dir=data_dir, client_port=args.port, tick_ms=args.tick_ms, force_sync=args.force_sync
+    )
+    print(f"starting ZooKeeper ({args.servers} server{'s' if args.servers > 1 else ''}) ...", flush=True)
+    try:
+        zk.start()
+    except ZooKeeperError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    try:
+        modes = ", ".join(f"{m.myid}={zk.mode(m.myid)}" for m in zk.members)
+        print(f"ZooKeeper serving on {zk.connect_string} ({modes}); data in {zk.base_dir}", flush=True)
+        print(f"READY zookeeper={zk.connect_string}", flush=True)
+        print("press Ctrl-C to stop", flush=True)
+        wait_for_stop_signal()
+        print("stopping ZooKeeper ...", flush=True)
+    finally:
+        zk.stop()
+    print("stopped", flush=True)
+    return 0
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    from controller.config import ConfigError, parse_overrides
+    from controller.devstack.localzk import ZooKeeperError
+    from controller.devstack.stack import Stack, StackError
+
+    def say(msg: str) -> None:
+        print(msg, flush=True)
+
+    try:
+        stack = Stack(
+            nodes=args.nodes,
+            data_dir=Path(args.data_dir).resolve() if args.data_dir else None,
+            base_port=args.base_port,
+            ibp=args.ibp,
+            overrides=parse_overrides(args.set),
+            zk_servers=args.zk_servers,
+        )
+    except (StackError, ConfigError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        stack.start(progress=say)
+    except StackError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        stack.stop()
+        return 2 if "invalid node configuration" in str(exc) else 1
+    except ZooKeeperError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        stack.stop()
+        return 1
+    try:
+        say(stack.ready_line())
+        say("press Ctrl-C to stop")
+        wait_for_stop_signal()
+    finally:
+        stack.stop(progress=say)
+    say("stopped")
+    return 0
+
+
+def register(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], zk: argparse._SubParsersAction[argparse.ArgumentParser]
+) -> None:
+    """Add ``up`` to the root commands and ``run`` to the ``zk`` group."""
+    up = sub.add_parser("up", help="run a local ZooKeeper and N nodes in the foreground until Ctrl-C")
+    up.add_argument("--nodes", type=positive_int, default=3, help="number of nodes (broker+controller), default 3")
+    up.add_argument("--data-dir", default=None, help="keep ZooKeeper data, node configs and logs here")
+    up.add_argument("--base-port", type=port, default=None, help="ZooKeeper on P, node i on P+i, metrics on P+100+i")
+    up.add_argument("--ibp", default=None, help="inter.broker.protocol.version for every node (default 3.9-IV0)")
+    up.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="node config, repeatable")
+    up.add_argument("--zk-servers", type=int, choices=(1, 3), default=1, help="standalone or 3-node ensemble")
+    up.set_defaults(func=cmd_up)
+
+    run = zk.add_parser("run", help="run a local ZooKeeper (Debian package) in the foreground until Ctrl-C")
+    run.add_argument("--servers", type=int, choices=(1, 3, 5), default=1, help="1 = standalone, 3/5 = ensemble")
+    run.add_argument("--port", type=port, default=None, help="client port (standalone only; default: a free port)")
+    run.add_argument("--data-dir", default=None, help="keep data here instead of a temporary directory")
+    run.add_argument("--tick-ms", type=positive_int, default=2000, help="ZooKeeper tickTime (default 2000)")
+    run.add_argument("--force-sync", action="store_true", help="fsync every write (slower, durable)")
+    run.set_defaults(func=cmd_zk_run)

@@ -1,0 +1,119 @@
+"""Operator subcommands, registered on the root ``bridgekeeper`` parser by :func:`register`.
+
+Today: ``zk get`` (read one znode as Kafka would decode it) and ``zk scram`` (write a SCRAM credential the way
+``kafka-configs --zookeeper`` does). The migration tools (reassign, snapshot, lockdown, rehearse, pipeline)
+register here too. Each command imports what it needs when it runs, so ``bridgekeeper --help`` stays fast and
+the node never pays for the tools.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import enum
+import sys
+from typing import Any
+
+import orjson
+
+from controller.cliutil import positive_int
+
+
+def cmd_zk_get(args: argparse.Namespace) -> int:
+    """Print a znode decoded with Kafka's rules, so operators can read any cluster's metadata."""
+    from controller.zk.session import ZkSession, ZkUnavailable
+    from zkmodel.errors import ZnodeFormatError
+    from zkmodel.registry import decode_znode
+
+    session = ZkSession(args.zookeeper, session_timeout_ms=int(args.timeout * 1000), read_only=True, name="zk-get")
+    try:
+        session.start(timeout=args.timeout)
+    except ZkUnavailable as exc:
+        print(f"error: cannot connect to ZooKeeper at {args.zookeeper}: {exc}", file=sys.stderr)
+        return 2
+    try:
+        found = session.get(args.path)
+    finally:
+        session.close()
+    if found is None:
+        print(f"error: no znode at {args.path}", file=sys.stderr)
+        return 1
+    data, stat = found
+    try:
+        decoded = decode_znode(args.path, data)
+    except ZnodeFormatError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        print(f"raw: {data!r}", file=sys.stderr)
+        return 1
+    out = {"path": args.path, "version": stat.version, "czxid": stat.czxid, "ephemeral": stat.ephemeralOwner != 0}
+    out["raw"] = (data or b"").decode("utf-8", errors="replace")
+    out["decoded"] = _jsonable(decoded)
+    print(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode())
+    return 0
+
+
+def cmd_zk_scram(args: argparse.Namespace) -> int:
+    from controller.store.scram_admin import ScramAdminError, alter_scram
+    from controller.zk.session import ZkSession, ZkUnavailable
+
+    auth: list[tuple[str, str]] = []
+    if args.zk_digest is not None:
+        if ":" not in args.zk_digest or args.zk_digest.startswith(":"):
+            print("error: --zk-digest must be user:password", file=sys.stderr)
+            return 2
+        auth = [("digest", args.zk_digest)]
+    session = ZkSession(args.zookeeper, auth=auth, name="scram-admin")
+    try:
+        session.start(timeout=args.timeout)
+    except ZkUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        print(alter_scram(session, args.user, args.mechanism, password=None if args.delete else args.password,
+                          iterations=args.iterations))  # fmt: skip
+        return 0
+    except ScramAdminError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        session.close()
+
+
+def _jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return value.name
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def register(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], zk: argparse._SubParsersAction[argparse.ArgumentParser]
+) -> None:
+    """Add the operator commands: ``zk get`` and ``zk scram`` to the ``zk`` group."""
+    del sub  # the migration tools (reassign, snapshot, lockdown, ...) are root commands; none yet
+    get = zk.add_parser("get", help="read one znode and decode it with Kafka's format rules")
+    get.add_argument("path", help="znode path, e.g. /brokers/topics/foo")
+    get.add_argument("--zookeeper", required=True, help="connect string host:port[,host:port][/chroot]")
+    get.add_argument("--timeout", type=float, default=10.0, help="connect timeout in seconds")
+    get.set_defaults(func=cmd_zk_get)
+
+    scram = zk.add_parser(
+        "scram",
+        help="set or delete a user's SCRAM credential in ZooKeeper (kafka-configs --zookeeper), e.g. to "
+        "bootstrap the inter-broker user before any node starts",
+    )
+    scram.add_argument("--zookeeper", required=True, help="connect string host:port[,host:port][/chroot]")
+    scram.add_argument("--user", required=True, help="the user (principal User:<user>)")
+    scram.add_argument("--mechanism", default="SCRAM-SHA-256", help="SCRAM-SHA-256 (default) or SCRAM-SHA-512")
+    what = scram.add_mutually_exclusive_group(required=True)
+    what.add_argument("--password", help="set the credential from this password")
+    what.add_argument("--delete", action="store_true", help="delete the credential")
+    scram.add_argument("--iterations", type=positive_int, default=4096, help="4096-16384 (default 4096)")
+    scram.add_argument("--zk-digest", default=None, help="user:password digest identity for ZooKeeper")
+    scram.add_argument("--timeout", type=float, default=10.0, help="connect timeout in seconds")
+    scram.set_defaults(func=cmd_zk_scram)
