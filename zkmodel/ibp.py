@@ -219,27 +219,10 @@ def feature_znode_version(ibp: MetadataVersion) -> int:
     return 2 if ibp >= IBP_3_3_IV0 else 1
 
 
-def uses_alter_partition(ibp: MetadataVersion) -> bool:
-    """``isAlterPartitionSupported``: brokers send AlterPartition instead of writing /state and
-    /isr_change_notification themselves, so the controller need not watch those paths."""
-    return ibp >= IBP_2_7_IV2
-
-
 def uses_topic_ids(ibp: MetadataVersion) -> bool:
     """``isTopicIdsSupported`` (KafkaConfig.usesTopicId in ZK mode): topic znodes carry ``topic_id`` and the
     controller backfills missing ones."""
     return ibp >= IBP_2_8_IV0
-
-
-def allocate_producer_ids(ibp: MetadataVersion) -> bool:
-    """``isAllocateProducerIdsSupported``: brokers ask the controller for id blocks (API 67) instead of
-    CAS-ing /latest_producer_id_block themselves."""
-    return ibp >= IBP_3_0_IV0
-
-
-def leader_recovery_supported(ibp: MetadataVersion) -> bool:
-    """``isLeaderRecoverySupported`` (KIP-704): partition state may carry ``leader_recovery_state``."""
-    return ibp >= IBP_3_2_IV0
 
 
 def controller_znode_version(ibp: MetadataVersion) -> int:
@@ -256,11 +239,3 @@ def controller_znode_version(ibp: MetadataVersion) -> int:
 def zk_migration_supported(ibp: MetadataVersion) -> bool:
     """``isMigrationSupported``: KafkaConfig refuses zookeeper.metadata.migration.enable below 3.4-IV0."""
     return ibp >= IBP_3_4_IV0
-
-
-def zk_forwarding_enabled(ibp: MetadataVersion, *, migration_enabled: bool) -> bool:
-    """Whether a ZK-mode broker forwards admin requests in Envelopes (Kafka.scala ``enableApiForwarding``).
-
-    3.4+ only enables it during a migration; the IBP half is ``isApiForwardingEnabled``.
-    """
-    return migration_enabled and ibp >= IBP_3_4_IV0

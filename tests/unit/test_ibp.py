@@ -412,16 +412,8 @@ def test_short_version_and_version() -> None:
 
 BOOLEAN_GATES: list[tuple[str, Callable[[MetadataVersion], bool], MetadataVersion]] = [
     ("feature_versioning_enabled", ibp.feature_versioning_enabled, IBP_2_7_IV0),
-    ("uses_alter_partition", ibp.uses_alter_partition, IBP_2_7_IV2),
     ("uses_topic_ids", ibp.uses_topic_ids, IBP_2_8_IV0),
-    ("allocate_producer_ids", ibp.allocate_producer_ids, IBP_3_0_IV0),
-    ("leader_recovery_supported", ibp.leader_recovery_supported, IBP_3_2_IV0),
     ("zk_migration_supported", ibp.zk_migration_supported, IBP_3_4_IV0),
-    (
-        "zk_forwarding_enabled[migration]",
-        lambda v: ibp.zk_forwarding_enabled(v, migration_enabled=True),
-        IBP_3_4_IV0,
-    ),
 ]
 
 
@@ -434,11 +426,6 @@ def test_boolean_gate_boundary(gate: Callable[[MetadataVersion], bool], boundary
     assert gate(boundary) is True
     for v in ALL_VERSIONS:
         assert gate(v) is (v >= boundary), v
-
-
-def test_forwarding_needs_migration_flag() -> None:
-    for v in ALL_VERSIONS:
-        assert ibp.zk_forwarding_enabled(v, migration_enabled=False) is False
 
 
 @pytest.mark.parametrize(
