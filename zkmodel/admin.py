@@ -17,6 +17,12 @@ class TopicPartition:
         return f"{self.topic}-{self.partition}"
 
 
+def encode_partition_list(partitions: Sequence[TopicPartition]) -> bytes:
+    """``{"version":1,"partitions":[{"topic":..,"partition":..}]}``: the body of both the preferred-election
+    request znode and the ISR change notifications."""
+    return dumps({"version": 1, "partitions": [{"topic": tp.topic, "partition": tp.partition} for tp in partitions]})
+
+
 def _entries(path: str, obj: dict[str, Any]) -> list[dict[str, Any]]:
     entries = get_list(path, obj, "partitions")
     for i, entry in enumerate(entries):
@@ -78,9 +84,7 @@ class PreferredReplicaElectionZnode:
     partitions: Sequence[TopicPartition]
 
     def encode(self) -> bytes:
-        return dumps(
-            {"version": 1, "partitions": [{"topic": tp.topic, "partition": tp.partition} for tp in self.partitions]}
-        )
+        return encode_partition_list(self.partitions)
 
     @classmethod
     def decode(cls, path: str, data: bytes | None) -> "PreferredReplicaElectionZnode":

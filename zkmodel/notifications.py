@@ -3,7 +3,7 @@
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from zkmodel.admin import TopicPartition
+from zkmodel.admin import TopicPartition, encode_partition_list
 from zkmodel.errors import ZnodeFormatError
 from zkmodel.fields import check_version, dumps, get_int, get_list, get_str, parse_object
 
@@ -16,9 +16,7 @@ class IsrChangeNotification:
     partitions: Sequence[TopicPartition]
 
     def encode(self) -> bytes:
-        return dumps(
-            {"version": 1, "partitions": [{"topic": tp.topic, "partition": tp.partition} for tp in self.partitions]}
-        )
+        return encode_partition_list(self.partitions)
 
     @classmethod
     def decode(cls, path: str, data: bytes | None) -> "IsrChangeNotification":
