@@ -10,19 +10,17 @@ import pytest
 from kazoo.client import KazooClient
 
 from controller.devstack.localzk import LocalZooKeeper
+from controller.logtags import UNEXPECTED
 from tests.zkharness import ZkServer, new_client, start_session_server, unique_chroot
 
 _LOG_SOURCES_KEY = pytest.StashKey[list[Callable[[], str]]]()
-
-
-UNEXPECTED_TAG = "BK-UNEXPECTED"
 
 
 @pytest.fixture(autouse=True)
 def _fail_on_unexpected_errors(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
     """DESIGN.md: unexpected exceptions are logged with a fixed tag, and any such line fails the test."""
     yield
-    tagged = [r for r in caplog.get_records("call") if UNEXPECTED_TAG in r.getMessage()]
+    tagged = [r for r in caplog.get_records("call") if UNEXPECTED in r.getMessage()]
     if tagged:
         details = "\n".join(f"{r.name}: {r.getMessage()}\n{r.exc_text or ''}" for r in tagged)
         pytest.fail(f"unexpected errors were logged:\n{details}", pytrace=False)

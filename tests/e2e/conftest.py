@@ -11,6 +11,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from controller.devstack.stack import Stack
+from controller.logtags import UNEXPECTED
 from tests.integration.cluster import wait_for
 from tests.stackutil import controller_id
 
@@ -48,4 +49,4 @@ def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
             zk.close()
         s.stop()
         logs = [(n.log_path.read_text(errors="replace")) for n in s.nodes]
-        assert not any("BK-UNEXPECTED" in text for text in logs), "a node logged an unexpected error"
+        assert not any(UNEXPECTED in text for text in logs), "a node logged an unexpected error"

@@ -34,6 +34,7 @@ from kafka.protocol.metadata import ApiVersionsRequest
 from kazoo.client import KazooClient
 
 from controller.devstack.stack import NodeProcess, Stack
+from controller.logtags import UNEXPECTED
 from tests.e2e.conftest import RunningStack
 from tests.integration.cluster import wait_for
 from tests.stackutil import controller_id, metric_sum, metrics_url
@@ -81,7 +82,7 @@ def running_stack(
                 zk.stop()
                 zk.close()
         s.stop()
-    unexpected = [n.broker_id for n in s.nodes if "BK-UNEXPECTED" in n.log_path.read_text(errors="replace")]
+    unexpected = [n.broker_id for n in s.nodes if UNEXPECTED in n.log_path.read_text(errors="replace")]
     assert not unexpected, f"node(s) {unexpected} logged BK-UNEXPECTED (logs under {data_dir})"
 
 

@@ -15,6 +15,7 @@ from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 from kazoo.client import KazooClient
 
 from controller.devstack.stack import Stack
+from controller.logtags import UNEXPECTED
 from tests.integration.cluster import wait_for
 from tests.stackutil import controller_id, listener_ports, metric_sum, metrics_url
 
@@ -80,4 +81,4 @@ def test_forwarding_over_scram_after_bootstrapping_the_broker_credential(tmp_pat
             zk.close()
         stack.stop()
         for node in stack.nodes:
-            assert "BK-UNEXPECTED" not in node.log_path.read_text(errors="replace"), node.log_tail()
+            assert UNEXPECTED not in node.log_path.read_text(errors="replace"), node.log_tail()

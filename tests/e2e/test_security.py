@@ -57,6 +57,7 @@ from kio.serial import entity_reader, entity_writer
 from kio.static.primitive import i8, i16, i32, i32Timedelta
 
 from controller.devstack.stack import Stack
+from controller.logtags import UNEXPECTED
 from controller.security.principal import KafkaPrincipal, serialize
 from controller.security.scram import credential_from_string, credential_to_string, make_credential
 from tests.e2e.conftest import RunningStack
@@ -958,7 +959,7 @@ def weak_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stack
             zk.close()
         s.stop()
         logs = [n.log_path.read_text(errors="replace") for n in s.nodes]
-        assert not any("BK-UNEXPECTED" in text for text in logs), "a node logged an unexpected error"
+        assert not any(UNEXPECTED in text for text in logs), "a node logged an unexpected error"
 
 
 def test_forwarding_broker_without_cluster_action(weak_stack: tuple[Stack, KazooClient]) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
+from controller.logtags import UNEXPECTED
 from tests.integration.cluster import wait_for
 from tests.stackutil import controller_id, metric
 from zkmodel import paths
@@ -138,4 +139,4 @@ def test_node_logs_carry_no_unexpected_errors_after_a_stack_run(tmp_path: Path) 
             proc.wait()
     logs = [(tmp_path / "s" / f"node-{i}" / "node.log").read_text() for i in (1, 2)]
     assert sum("elected controller" in text for text in logs) >= 1
-    assert not any("BK-UNEXPECTED" in text for text in logs)
+    assert not any(UNEXPECTED in text for text in logs)
