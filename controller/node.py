@@ -19,8 +19,10 @@ from controller.broker.forwarding import ForwardingManager
 from controller.broker.metadata_cache import MetadataCache
 from controller.broker.replicas import CatchUp, ReplicaManager, Throttles
 from controller.config import NodeConfig
+from controller.logtags import UNEXPECTED
 from controller.metrics import NodeMetrics
-from controller.security.authorizer import AclAuthorizer, AclCache
+from controller.security.acl_cache import AclCache
+from controller.security.authorizer import AclAuthorizer
 from controller.security.scram import ScramCredential, credential_from_string
 from controller.security.settings import ZkDigest
 from controller.store.legacy_isr import LegacyIsrWriter
@@ -358,7 +360,7 @@ class Node:
         try:
             self.controlled_shutdown()
         except Exception:
-            log.exception("BK-UNEXPECTED controlled shutdown of broker %d failed", self.config.broker_id)
+            log.exception("%s controlled shutdown of broker %d failed", UNEXPECTED, self.config.broker_id)
         if self.replicas is not None:
             self.replicas.stop()
         if self.wire is not None:

@@ -35,6 +35,7 @@ from controller.active.topics import (
     request_deletion,
     topic_znode,
 )
+from controller.logtags import UNEXPECTED
 from controller.store.registration import ensure_feature_znode
 from controller.zk.fenced_writer import ControllerMoved, FencedWriter, OpFailed
 from controller.zk.multiread import read_data
@@ -53,7 +54,6 @@ from zkmodel.uuid import random_uuid
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 #: Logged with every unexpected exception; the test suite fails if it appears.
-UNEXPECTED = "BK-UNEXPECTED"
 NOT_CONTROLLER_MESSAGE = "This is not the correct controller for this cluster."
 
 

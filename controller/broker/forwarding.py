@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from kio.schema.api_versions.v3.request import ApiVersionsRequest
 
+from controller.logtags import UNEXPECTED
 from controller.security.principal import KafkaPrincipal
 from controller.wire import envelope
 from controller.wire.client import ClientError, KafkaClient, SaslFailure
@@ -148,7 +149,7 @@ class ForwardingManager:
             try:
                 return await self._process(item)
             except Exception:
-                log.exception("BK-UNEXPECTED forwarding a request from %s", client_host)
+                log.exception("%s forwarding a request from %s", UNEXPECTED, client_host)
                 await self._forget()
                 return Outcome(error=E.UNKNOWN_SERVER_ERROR)
             finally:

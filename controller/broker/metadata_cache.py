@@ -9,34 +9,22 @@ on ``/controller``, on every broker registration, on every topic znode and on ev
 (an exists watch where a state znode does not exist yet). Tens of thousands of watches are registered with
 pipelined async calls, never one synchronous round trip at a time.
 
-Why a single cache thread: watch callbacks run on kazoo's event thread, so they only record the path as
-dirty. The cache thread re-reads each dirty znode with a fresh watch in the same call (a change can then
-never slip between read and watch), and publishes a new immutable :class:`MetadataSnapshot`
-(copy-on-write), so a reader holding a snapshot never sees a half-applied update.
-
-Why a full reload after every reconnect, not only after session expiry: kazoo 2.11 drops all of its
-watchers on any connection loss (SUSPENDED as well as LOST) and sends no SetWatches when it reconnects, so
-the server has forgotten them as well. Until the reload succeeds the cache keeps serving the last snapshot.
+The cache thread, its back-off, and the full reload after every reconnect (kazoo 2.11 forgets every watch on
+any connection loss) are :class:`controller.zk.watched.WatchedCache`'s; this module says what is read and
+what a :class:`MetadataSnapshot` is. Each update reads everything it needs before changing anything, and
+publishes a new immutable snapshot (copy-on-write), so a reader holding one never sees a half-applied update.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-import time
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Final
 
-from kazoo.exceptions import KazooException, NoNodeError
-from kazoo.handlers.threading import KazooTimeoutError
-from kazoo.interfaces import IAsyncResult
-from kazoo.protocol.states import EventType, KazooState, WatchedEvent
-
-from controller.zk.multiread import DataResult, read_data
-from controller.zk.session import SessionLost, ZkSession, ZkTimeout, ZkUnavailable
+from controller.zk.session import ZkSession
+from controller.zk.watched import DataResult, WatchedCache
 from zkmodel import paths
 from zkmodel.brokers import BrokerRegistration
 from zkmodel.election import ControllerZnode
@@ -55,16 +43,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: Logged with every unexpected exception; the test suite fails if it appears.
-UNEXPECTED: Final = "BK-UNEXPECTED"
 #: ``MetadataSnapshot.controller_id`` when there is no (readable) ``/controller``.
 NO_CONTROLLER: Final = -1
-#: Outstanding async calls while registering watches or re-reading in bulk (kazoo's comfortable depth).
-IN_FLIGHT: Final = 1000
-#: A znode that keeps appearing and vanishing between a get and an exists is retried this often per update.
-MAX_RACE_ROUNDS: Final = 10
-#: Errors that mean "ZooKeeper cannot answer right now": keep serving, retry later.
-_ZK_ERRORS: Final = (ZkUnavailable, SessionLost, ZkTimeout, KazooException, KazooTimeoutError, TimeoutError)
 
 _BROKER_IDS_PREFIX: Final = paths.BROKER_IDS + "/"
 _TOPICS_PREFIX: Final = paths.BROKER_TOPICS + "/"
@@ -174,21 +154,20 @@ class _Delta:
     states: dict[tuple[str, int], DataResult | None] = field(default_factory=dict)
 
 
-class _Stopped(Exception):
-    """stop() was called while the cache thread waited on ZooKeeper."""
-
-
 # A bulk reader: paths -> data (None for a missing znode), with a data watch left on each path.
 _Reader = Callable[[Sequence[str], bool], dict[str, DataResult | None]]
 
 
-class MetadataCache:
+class MetadataCache(WatchedCache[MetadataSnapshot]):
     """Keeps a :class:`MetadataSnapshot` in sync with ZooKeeper for the broker's request handlers.
 
     ``start()`` loads everything (on the caller's thread, so a broker knows the cluster before it serves)
     and starts the cache thread; ``snapshot()`` is lock-free; ``listener`` gets every new snapshot, on the
-    cache thread (the first one on start()'s caller), so it must be quick and must not block.
+    cache thread (the first one on start()'s caller), so it must be quick and must not block. The thread,
+    its back-off and the reload after a reconnect are :class:`~controller.zk.watched.WatchedCache`'s.
     """
+
+    _log = log
 
     def __init__(
         self,
@@ -198,142 +177,11 @@ class MetadataCache:
         coalesce_seconds: float = 0.01,
         name: str = "metadata-cache",
     ) -> None:
-        self.session = session
-        self.listener = listener
-        #: Pause after the first dirty path before reading, so a burst (a topic deletion, a broker's
-        #: partitions moving) is applied as one update and one snapshot.
-        self.coalesce_seconds = coalesce_seconds
-        self.name = name
-        #: Full loads done (start and every reload after a reconnect), and how long the last one took.
-        self.full_loads = 0
-        self.last_load_seconds = 0.0
+        super().__init__(session, EMPTY_SNAPSHOT, coalesce_seconds=coalesce_seconds, name=name, listener=listener)
         self._model = _Model()
-        self._snapshot = EMPTY_SNAPSHOT
-        self._published = threading.Condition(threading.Lock())
-        self._lock = threading.Lock()
-        self._dirty: set[str] = set()
-        self._reload = False
-        self._watches_lost = False
-        self._stopping = False
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        # One bound method for every watch: kazoo keeps watchers in a set per path, so re-registering
-        # an outstanding watch is a no-op instead of a second callback.
-        self._watcher: Callable[[WatchedEvent], None] = self._on_watch
-        session.add_state_listener(self._on_session_state)
 
-    # -- public API ---------------------------------------------------------------------------------------
-    def start(self) -> MetadataSnapshot:
-        """Load everything, then start the cache thread. ZooKeeper errors (ZkUnavailable, SessionLost,
-        kazoo errors, MultiReadTimeoutError) propagate and nothing is started; start() may be retried."""
-        if self._thread is not None:
-            raise RuntimeError("metadata cache already started")
-        with self._lock:
-            self._reload = False
-            self._watches_lost = False
-        self._full_load()
-        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
-        self._thread.start()
-        return self._snapshot
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """Stop the cache thread. Watches that fire afterwards are ignored; the last snapshot stays readable."""
-        with self._lock:
-            self._stopping = True
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    def snapshot(self) -> MetadataSnapshot:
-        return self._snapshot
-
-    def wait_for(self, predicate: Callable[[MetadataSnapshot], bool], timeout: float = 30.0) -> MetadataSnapshot:
-        """The first snapshot (the current one or a later one) for which ``predicate`` holds; TimeoutError
-        when none does within ``timeout``. The predicate runs on the caller's thread."""
-        deadline = time.monotonic() + timeout
-        current = self._snapshot
-
-        def replaced() -> bool:
-            return self._snapshot is not current
-
-        while not predicate(current):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError(f"{self.name}: condition not met within {timeout:.1f}s (version {current.version})")
-            with self._published:
-                self._published.wait_for(replaced, remaining)
-            current = self._snapshot
-        return current
-
-    # -- kazoo's thread: record, never read -----------------------------------------------------------------
-    def _on_watch(self, event: WatchedEvent) -> None:
-        if event.type == EventType.NONE or event.path is None:
-            return  # kazoo dropping its watchers on a disconnect: the state listener schedules the reload
-        with self._lock:
-            if self._stopping:
-                return
-            self._dirty.add(event.path)
-        self._wake.set()
-
-    def _on_session_state(self, state: KazooState) -> None:
-        with self._lock:
-            if self._stopping:
-                return
-            if state != KazooState.CONNECTED:
-                self._watches_lost = True  # SUSPENDED or LOST: kazoo has just dropped every watcher
-                return
-            if not self._watches_lost:
-                return
-            self._watches_lost = False
-            self._reload = True
-        self._wake.set()
-
-    # -- the cache thread ----------------------------------------------------------------------------------
-    def _run(self) -> None:
-        backoff = 0.0
-        while not self._stop.is_set():
-            self._wake.wait()
-            if self._stop.is_set() or (self.coalesce_seconds > 0 and self._stop.wait(self.coalesce_seconds)):
-                break
-            with self._lock:
-                self._wake.clear()
-                reload, self._reload = self._reload, False
-                dirty, self._dirty = self._dirty, set()
-            try:
-                if reload:
-                    self._full_load()  # reads everything after re-registering every watch: covers ``dirty``
-                elif dirty:
-                    self._update(dirty)
-                backoff = 0.0
-                continue
-            except _Stopped:
-                break
-            except _ZK_ERRORS as exc:
-                if self._stop.is_set():
-                    break
-                backoff = min(max(2 * backoff, 0.1), 2.0)
-                log.warning(
-                    "%s: ZooKeeper unavailable (%r); serving version %d, retrying in %.1fs",
-                    self.name,
-                    exc,
-                    self._snapshot.version,
-                    backoff,
-                )
-            except Exception:
-                backoff = min(max(2 * backoff, 0.1), 2.0)
-                log.exception("%s %s: update failed; full reload in %.1fs", UNEXPECTED, self.name, backoff)
-                reload = True
-            with self._lock:
-                self._reload = self._reload or reload
-                self._dirty |= dirty
-            self._wake.set()
-            if self._stop.wait(backoff):
-                break
-
-    def _full_load(self) -> None:
-        started = time.monotonic()
+    # -- the two kinds of update -------------------------------------------------------------------------------
+    def _load_all(self) -> str:
         everything = {paths.CONTROLLER, paths.BROKER_IDS, paths.BROKER_TOPICS}
         model = _Model()
         delta = self._read(model, everything, self._watch_then_read)
@@ -341,21 +189,13 @@ class MetadataCache:
         old = self._snapshot
         self._model = model
         self._publish(changed_topics=set(old.topics) | set(model.topics) | changed, changed_partitions={})
-        self.full_loads += 1
-        self.last_load_seconds = time.monotonic() - started
         partitions = sum(len(t.states) for t in model.topics.values())
-        log.info(
-            "%s: loaded %d brokers, %d topics, %d partitions, controller %d in %.2fs (version %d)",
-            self.name,
-            len(model.brokers),
-            len(model.topics),
-            partitions,
-            model.controller_id,
-            self.last_load_seconds,
-            self._snapshot.version,
+        return (
+            f"loaded {len(model.brokers)} brokers, {len(model.topics)} topics, {partitions} partitions, "
+            f"controller {model.controller_id}"
         )
 
-    def _update(self, dirty: set[str]) -> None:
+    def _apply_dirty(self, dirty: set[str]) -> None:
         delta = self._read(self._model, dirty, self._get_watched)
         changed_topics = self._apply(self._model, delta)
         changed_partitions: dict[str, set[int]] = {}
@@ -415,86 +255,14 @@ class MetadataCache:
         return delta
 
     def _read_controller(self) -> int:
-        for _ in range(MAX_RACE_ROUNDS):
-            found = self.session.get(paths.CONTROLLER, watch=self._watcher)
-            if found is None:
-                # getData sets no watch on a missing znode; exists does, and tells if it appeared meanwhile
-                if self.session.exists(paths.CONTROLLER, watch=self._watcher) is None:
-                    return NO_CONTROLLER
-                continue
-            try:
-                return ControllerZnode.decode(paths.CONTROLLER, found[0]).broker_id
-            except ZnodeFormatError as exc:
-                log.error("%s: no usable controller id: %s", self.name, exc)
-                return NO_CONTROLLER
-        raise ZkUnavailable(f"{paths.CONTROLLER} keeps appearing and vanishing")
-
-    def _watch_children(self, path: str) -> list[str]:
-        for _ in range(MAX_RACE_ROUNDS):
-            children = self.session.get_children(path, watch=self._watcher)
-            if children is not None:
-                return children
-            if self.session.exists(path, watch=self._watcher) is None:
-                return []  # the exists watch reports its creation
-        raise ZkUnavailable(f"{path} keeps appearing and vanishing")
-
-    def _watch_then_read(self, znodes: Sequence[str], _watch_missing: bool) -> dict[str, DataResult | None]:
-        """The full load: exists watches first, pipelined, then one multiRead pass (read_data cannot set
-        watches). A change after its watch was set fires it, so nothing between the two passes is missed.
-        A missing znode keeps an exists watch, which is what a state znode not created yet needs."""
-        self._pipelined(znodes, lambda p: self.session.client.exists_async(p, watch=self._watcher), "exists")
-        if not znodes:
-            return {}
-        return read_data(self.session.client, znodes, timeout=self._bulk_timeout(), expected_size=120)
-
-    def _get_watched(self, znodes: Sequence[str], watch_missing: bool) -> dict[str, DataResult | None]:
-        """Updates: pipelined getData with a watch (read and watch in one call). getData sets no watch on
-        a missing znode, so with ``watch_missing`` those get an exists watch, and a znode created in between
-        is read again."""
-        client = self.session.client
-        out: dict[str, DataResult | None] = {}
-        todo: Sequence[str] = znodes
-        for _ in range(MAX_RACE_ROUNDS):
-            found = self._pipelined(todo, lambda p: client.get_async(p, watch=self._watcher), "get")
-            out.update(found)
-            missing = [p for p, r in found.items() if r is None]
-            if not watch_missing or not missing:
-                return out
-            stats = self._pipelined(missing, lambda p: client.exists_async(p, watch=self._watcher), "exists")
-            todo = [p for p, stat in stats.items() if stat is not None]
-            if not todo:
-                return out
-        raise ZkUnavailable(f"{len(todo)} znodes keep appearing and vanishing")
-
-    def _pipelined(self, znodes: Sequence[str], call: Callable[[str], IAsyncResult], what: str) -> dict[str, Any]:
-        """Issue ``call`` for every path with up to IN_FLIGHT outstanding; a missing znode gives None."""
-        out: dict[str, Any] = {}
-        window: deque[tuple[str, IAsyncResult]] = deque()
-        pending = iter(znodes)
-        deadline = time.monotonic() + self._bulk_timeout()
-        while True:
-            while len(window) < IN_FLIGHT and (path := next(pending, None)) is not None:
-                window.append((path, call(path)))
-            if not window:
-                return out
-            path, result = window.popleft()
-            out[path] = self._wait(result, deadline, f"{what} {path}")
-
-    def _wait(self, result: IAsyncResult, deadline: float, what: str) -> Any:
-        """Wait in short slices so stop() is honoured while ZooKeeper is slow."""
-        while True:
-            try:
-                return result.get(timeout=max(min(0.5, deadline - time.monotonic()), 0.0))
-            except NoNodeError:
-                return None
-            except KazooTimeoutError:
-                if self._stop.is_set():
-                    raise _Stopped() from None
-                if time.monotonic() >= deadline:
-                    raise ZkUnavailable(f"{what}: no answer within {self._bulk_timeout():.0f}s") from None
-
-    def _bulk_timeout(self) -> float:
-        return max(30.0, self.session.session_timeout_ms / 1000)
+        found = self._watch_data(paths.CONTROLLER)
+        if found is None:
+            return NO_CONTROLLER
+        try:
+            return ControllerZnode.decode(paths.CONTROLLER, found[0]).broker_id
+        except ZnodeFormatError as exc:
+            log.error("%s: no usable controller id: %s", self.name, exc)
+            return NO_CONTROLLER
 
     # -- phase 2: apply (no I/O) ------------------------------------------------------------------------------
     def _apply(self, model: _Model, delta: _Delta) -> set[str]:
@@ -595,17 +363,9 @@ class MetadataCache:
             brokers=brokers,
             topics=old.topics if topics is None else MappingProxyType(topics),
             controller_id=model.controller_id,
-            version=old.version + 1,
+            version=self.version + 1,
         )
-        with self._published:
-            self._snapshot = new
-            self._published.notify_all()
-        log.debug("%s: published version %d", self.name, new.version)
-        if self.listener is not None:
-            try:
-                self.listener(new)
-            except Exception:
-                log.exception("%s %s: snapshot listener failed", UNEXPECTED, self.name)
+        self._install(new)
 
 
 # -- pure helpers -------------------------------------------------------------------------------------------------

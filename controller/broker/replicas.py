@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from controller.logtags import UNEXPECTED
 from controller.security.settings import SaslCredentials
 from controller.wire.client import ClientError, KafkaClient
 from controller.wire.codec import build
@@ -109,7 +110,7 @@ class ReplicaManager:
             except ClientError as exc:
                 log.info("broker %d: AlterPartition not delivered (%s); will retry", self.broker_id, exc)
             except Exception:
-                log.exception("BK-UNEXPECTED replica manager of broker %d failed", self.broker_id)
+                log.exception("%s replica manager of broker %d failed", UNEXPECTED, self.broker_id)
 
     def ready(
         self, snapshot: Any, now: float, throttles: Throttles = NO_THROTTLES

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from controller.logtags import UNEXPECTED
 from controller.security.principal import ANONYMOUS, KafkaPrincipal
 from controller.wire.codec import (
     API_VERSIONS,
@@ -26,7 +27,6 @@ from controller.wire.codec import (
 )
 
 log = logging.getLogger(__name__)
-UNEXPECTED = "BK-UNEXPECTED"
 #: socket.request.max.bytes default in Kafka.
 DEFAULT_MAX_FRAME = 104_857_600
 

@@ -30,6 +30,7 @@ from kazoo.protocol.states import KazooState, ZnodeStat
 from kazoo.retry import KazooRetry
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_delay, wait_exponential
 
+from controller.logtags import UNEXPECTED
 from controller.zk import multiread
 from controller.zk.ops import Op, build_transaction
 
@@ -126,7 +127,7 @@ class ZkSession:
             try:
                 listener(state)
             except Exception:
-                log.exception("BK-UNEXPECTED state listener failed")
+                log.exception("%s state listener failed", UNEXPECTED)
 
     @property
     def connected(self) -> bool:

@@ -12,7 +12,8 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.protocol.states import KazooState
 
-from controller.security.authorizer import AclAuthorizer, AclCache
+from controller.security.acl_cache import AclCache
+from controller.security.authorizer import AclAuthorizer
 from controller.store import acls as acl_store
 from controller.store.acls import AclBinding, AclBindingFilter
 from controller.zk.session import ZkSession
@@ -206,7 +207,7 @@ def test_malformed_znodes_from_other_tools_fail_closed_or_keep_what_was_cached(
     assert snap[topic("good")] == (ALICE_READ,)  # cached ACLs are kept, as Kafka does
     for path in (bad_later, broken, unknown_type, bad_json, slashed, f"{literal_changes}/foreign-node"):
         assert path in caplog.text, f"no warning names {path}"
-    assert all(r.levelno < logging.ERROR for r in caplog.records if r.name == "controller.security.authorizer")
+    assert all(r.levelno < logging.ERROR for r in caplog.records if r.name == "controller.security.acl_cache")
 
 
 def test_refresh_now_sees_writes_that_were_never_announced(env: Env) -> None:

@@ -213,14 +213,14 @@ def helper_calls(module: Module, helpers: set[Helper]) -> set[str]:
             continue
         func = call.func
         if isinstance(func, ast.Name) and func.id in module.from_imports:
-            h = by_function.get(module.from_imports[func.id])
-            if h is not None and h.module != module.name:
-                found.add(h.kind)
+            named = by_function.get(module.from_imports[func.id])
+            if named is not None and named.module != module.name:
+                found.add(named.kind)
         elif isinstance(func, ast.Attribute):
             if isinstance(func.value, ast.Name) and func.value.id in module.module_aliases:
-                h = by_function.get((module.module_aliases[func.value.id], func.attr))
-                if h is not None:
-                    found.add(h.kind)
+                aliased = by_function.get((module.module_aliases[func.value.id], func.attr))
+                if aliased is not None:
+                    found.add(aliased.kind)
                     continue
             found |= {h.kind for h in imported_methods.get(func.attr, set()) if h.module != module.name}
     return found
