@@ -6,15 +6,13 @@ persistent paths, read or create the cluster id, register the broker, then join 
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import sys
 import threading
 import time
 
-from kazoo.client import KazooClient
-
 from controller.active.loop import Controller
+from controller.broker.controlled_shutdown import ControlledShutdown
 from controller.broker.forwarding import ForwardingManager
 from controller.broker.metadata_cache import MetadataCache
 from controller.broker.replicas import CatchUp, ReplicaManager, Throttles
@@ -23,29 +21,27 @@ from controller.logtags import UNEXPECTED
 from controller.metrics import NodeMetrics
 from controller.security.acl_cache import AclCache
 from controller.security.authorizer import AclAuthorizer
-from controller.security.scram import ScramCredential, credential_from_string
+from controller.security.scram import ScramCredential
 from controller.security.settings import ZkDigest
+from controller.store.entity_configs import read_entities_leniently
 from controller.store.legacy_isr import LegacyIsrWriter
 from controller.store.registration import Registrar, ensure_persistent_paths, get_or_create_cluster_id
-from controller.wire import controlled_shutdown
+from controller.store.scram import read_credential
 from controller.wire.authz import ALLOW_ALL, Authz
-from controller.wire.client import ClientError, KafkaClient
+from controller.wire.client import KafkaClient
 from controller.wire.dispatch import Dispatcher
 from controller.wire.handlers.acls import AclApis
 from controller.wire.handlers.apis import Apis, NodeView, supported_apis
-from controller.wire.handlers.configs import ConfigApis, read_entity
+from controller.wire.handlers.configs import ConfigApis
 from controller.wire.handlers.quotas import QuotaApis
 from controller.wire.handlers.sasl import SaslApis
 from controller.wire.handlers.scram import ScramApis
 from controller.wire.runtime import WireRuntime
 from controller.wire.server import DEFAULT_MAX_FRAME
-from controller.zk.multiread import read_data, supports_multi_read
-from controller.zk.session import ZkSession
-from zkmodel import ibp, paths
-from zkmodel.admin import TopicPartition
+from controller.zk.session import ZkSession, ensure_chroot
+from zkmodel import ibp
 from zkmodel.brokers import BrokerRegistration, EndPoint
-from zkmodel.configs import DEFAULT_ENTITY, EntityConfig, sanitize
-from zkmodel.errorcodes import KafkaApiError
+from zkmodel.configs import BROKERS, DEFAULT_ENTITY, TOPICS
 from zkmodel.errors import ZnodeFormatError
 
 log = logging.getLogger(__name__)
@@ -104,15 +100,7 @@ class Node:
         chroot = self.config.zookeeper_chroot
         if not chroot:
             return
-        root = KazooClient(
-            hosts=self.config.zookeeper_hosts, timeout=self.config.zookeeper_connection_timeout_ms / 1000
-        )
-        root.start(timeout=self.config.zookeeper_connection_timeout_ms / 1000)
-        try:
-            root.ensure_path(chroot)
-        finally:
-            root.stop()
-            root.close()
+        ensure_chroot(self.config.zookeeper_hosts, chroot, self.config.zookeeper_connection_timeout_ms / 1000)
 
     def start(self) -> None:
         timeout = self.config.zookeeper_connection_timeout_ms / 1000
@@ -122,7 +110,7 @@ class Node:
             self.controller_session.start(timeout=timeout)
         # Probe multiRead support now: an old server answers UNIMPLEMENTED by dropping the connection, which
         # must happen before this node can hold leadership, not in the middle of a failover.
-        supports_multi_read(self.session.client, timeout=timeout)
+        self.session.probe_multi_read(timeout)
         ensure_persistent_paths(self.session)
         self.cluster_id = get_or_create_cluster_id(self.session)
         self.cache = MetadataCache(self.session)
@@ -190,8 +178,7 @@ class Node:
     def _scram_credential(self, mechanism: str, user: str) -> ScramCredential | None:
         """SCRAM credentials live in the user's entity config, as Kafka stores them in ZooKeeper mode."""
         try:
-            text = read_entity(self.session, paths.entity_config("users", sanitize(user)))[0].get(mechanism)
-            return credential_from_string(text) if text else None
+            return read_credential(self.session, user, mechanism)
         except (ZnodeFormatError, ValueError) as exc:
             log.warning("ignoring SCRAM credential of user %r: %s", user, exc)
             return None
@@ -269,38 +256,16 @@ class Node:
         default) and the topics' throttled-replica lists. Read only while something is catching up."""
         assert self.cache is not None
         brokers = sorted(self.cache.snapshot().brokers)
-        broker_paths = [paths.entity_config("brokers", str(b)) for b in brokers]
-        default_path = paths.entity_config("brokers", DEFAULT_ENTITY)
-        topic_paths = {t: paths.entity_config("topics", t) for t in sorted(topics)}
-        found = read_data(self.session.client, [*broker_paths, default_path, *topic_paths.values()], timeout=10)
-
-        def config(path: str) -> dict[str, str]:
-            result = found.get(path)
-            if result is None:
-                return {}
-            try:
-                return dict(EntityConfig.decode(path, result[0]).config)
-            except ZnodeFormatError:
-                return {}
-
-        default = config(default_path)
-        leader_rate: dict[int, float] = {}
-        follower_rate: dict[int, float] = {}
-        for broker, path in zip(brokers, broker_paths, strict=True):
-            merged = {**default, **config(path)}
-            for key, target in (("leader.replication.throttled.rate", leader_rate),
-                                ("follower.replication.throttled.rate", follower_rate)):  # fmt: skip
-                with contextlib.suppress(KeyError, ValueError):
-                    target[broker] = float(merged[key])
-        leader_replicas: dict[str, str] = {}
-        follower_replicas: dict[str, str] = {}
-        for topic, path in topic_paths.items():
-            cfg = config(path)
-            if "leader.replication.throttled.replicas" in cfg:
-                leader_replicas[topic] = cfg["leader.replication.throttled.replicas"]
-            if "follower.replication.throttled.replicas" in cfg:
-                follower_replicas[topic] = cfg["follower.replication.throttled.replicas"]
-        return Throttles(leader_rate, follower_rate, leader_replicas, follower_replicas)
+        configs = read_entities_leniently(
+            self.session,
+            [(BROKERS, DEFAULT_ENTITY), *((BROKERS, str(b)) for b in brokers), *((TOPICS, t) for t in sorted(topics))],
+            timeout=10,
+        )
+        return Throttles.from_configs(
+            configs[(BROKERS, DEFAULT_ENTITY)],
+            {b: configs[(BROKERS, str(b))] for b in brokers},
+            {t: configs[(TOPICS, t)] for t in sorted(topics)},
+        )
 
     def _reregister(self) -> None:
         """After a session expiry: a new registration, hence a new broker epoch (Kafka's
@@ -313,45 +278,16 @@ class Node:
         partitions it still leads (single-replica ones cannot move)."""
         if not (self.config.is_broker and self.config.controlled_shutdown_enable) or self.cache is None:
             return []
-        remaining: list[str] = ["?"]
-        for attempt in range(self.config.controlled_shutdown_max_retries + 1):
-            snapshot = self.cache.snapshot()
-            controller_id = snapshot.controller_id
-            try:
-                if controller_id == self.config.broker_id and self.controller is not None:
-                    error, left = self.controller.controlled_shutdown(
-                        self.config.broker_id, self.registrar.broker_epoch
-                    )
-                    code, parts = error.code, left
-                else:
-                    broker = snapshot.brokers.get(controller_id)
-                    endpoint = broker.registration.endpoint(self.config.inter_broker_listener_name) if broker else None
-                    if endpoint is None:
-                        raise ClientError("no controller to ask")
-                    code, parts = self._request_controlled_shutdown(endpoint.host, endpoint.port)
-            except (ClientError, KafkaApiError, controlled_shutdown.ShutdownCodecError) as exc:
-                log.info("controlled shutdown attempt %d failed: %s", attempt + 1, exc)
-                code, parts = -1, []
-            remaining = [str(tp) for tp in parts]
-            if code == 0 and not parts:
-                log.info("controlled shutdown of broker %d succeeded", self.config.broker_id)
-                return []
-            if code == 0:
-                log.info("controlled shutdown: broker %d still leads %s", self.config.broker_id, remaining)
-            if attempt < self.config.controlled_shutdown_max_retries:
-                time.sleep(min(self.config.controlled_shutdown_retry_backoff_ms / 1000, 1.0))
-        return remaining
-
-    def _request_controlled_shutdown(self, host: str, port: int) -> tuple[int, list[TopicPartition]]:
-        client_id = f"broker-{self.config.broker_id}"
-        broker_id, epoch = self.config.broker_id, self.registrar.broker_epoch
-        client = KafkaClient(host, port, client_id=client_id, sasl=self.config.inter_broker_sasl)
-        try:
-            reply = client.raw_request(lambda c: controlled_shutdown.encode_request(c, client_id, broker_id, epoch))
-        finally:
-            client.close()
-        _, code, parts = controlled_shutdown.decode_response(reply)
-        return code, parts
+        return ControlledShutdown(
+            broker_id=self.config.broker_id,
+            broker_epoch=lambda: self.registrar.broker_epoch,
+            cache=self.cache,
+            listener=self.config.inter_broker_listener_name,
+            sasl=self.config.inter_broker_sasl,
+            max_retries=self.config.controlled_shutdown_max_retries,
+            retry_backoff_ms=self.config.controlled_shutdown_retry_backoff_ms,
+            local=self.controller.controlled_shutdown if self.controller is not None else None,
+        ).run()
 
     def stop(self) -> None:
         if self._stopped.is_set():

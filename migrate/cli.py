@@ -53,7 +53,7 @@ def cmd_zk_get(args: argparse.Namespace) -> int:
 
 
 def cmd_zk_scram(args: argparse.Namespace) -> int:
-    from controller.store.scram_admin import ScramAdminError, alter_scram
+    from controller.store.scram import ScramAdminError, alter_scram
     from controller.zk.session import ZkSession, ZkUnavailable
 
     auth: list[tuple[str, str]] = []

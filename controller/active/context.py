@@ -90,8 +90,5 @@ class ControllerContext:
             if info.state is not None and len(info.state.isr) < len(info.assignment.target)
         ]
 
-    def partitions_on_broker(self, broker_id: int) -> list[TopicPartition]:
-        return [tp for tp, info in self.all_partitions() if broker_id in info.assignment.replicas]
-
     def partitions_led_by(self, broker_id: int) -> list[TopicPartition]:
         return [tp for tp, info in self.all_partitions() if info.state is not None and info.state.leader == broker_id]

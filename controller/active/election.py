@@ -10,9 +10,9 @@ import logging
 import time
 from dataclasses import dataclass
 
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
-
-from controller.zk.ops import Create, Op, SetData, build_transaction
+from controller.zk.errors import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
+from controller.zk.ops import Create, Op, SetData
+from controller.zk.retry import Raced, until_settled
 from controller.zk.session import ZkSession
 from zkmodel import ibp, paths
 from zkmodel.election import (
@@ -47,13 +47,17 @@ def active_controller(session: ZkSession, watch: object = None) -> int | None:
 
 def read_epoch(session: ZkSession) -> tuple[int, int]:
     """(epoch, zkVersion) of ``/controller_epoch``, creating it as "0" when absent, as Kafka does."""
-    while True:
+
+    def attempt() -> tuple[int, int]:
         found = session.get(paths.CONTROLLER_EPOCH)
         if found is not None:
             data, stat = found
             return decode_controller_epoch(paths.CONTROLLER_EPOCH, data), stat.version
         if session.create_only(paths.CONTROLLER_EPOCH, encode_controller_epoch(INITIAL_CONTROLLER_EPOCH)):
             return INITIAL_CONTROLLER_EPOCH, 0
+        raise Raced("/controller_epoch created by someone else since we looked")  # read what they wrote
+
+    return until_settled(attempt, max_attempts=None)
 
 
 def controller_payload(broker_id: int, version: ibp.MetadataVersion) -> bytes:
@@ -73,9 +77,7 @@ def try_elect(session: ZkSession, broker_id: int, version: ibp.MetadataVersion) 
         Create(paths.CONTROLLER, controller_payload(broker_id, version), ephemeral=True),
         SetData(paths.CONTROLLER_EPOCH, encode_controller_epoch(epoch + 1), zk_version),
     ]
-    results = session.call(
-        lambda: build_transaction(session.client, ops).commit_async(), what="controller election", write="election"
-    )
+    results = session.multi(ops, what="controller election", write="election")
     if not any(isinstance(r, Exception) for r in results):
         stat = results[1]
         log.info("broker %d elected controller with epoch %d (epoch zkVersion %d)", broker_id, epoch + 1, stat.version)
@@ -100,11 +102,7 @@ def release_own_controller_znode(session: ZkSession) -> bool:
     if stat is None or stat.ephemeralOwner != session.session_id:
         return False
     try:
-        session.call(
-            lambda: session.client.delete_async(paths.CONTROLLER, stat.version),
-            what="release /controller",
-            write="election",
-        )
+        session.delete(paths.CONTROLLER, stat.version, write="election")
     except (NoNodeError, BadVersionError):
         return False
     log.info("released /controller owned by this session (0x%x)", session.session_id)

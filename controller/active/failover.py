@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 from controller.active.context import ControllerContext, LiveBroker, PartitionInfo, TopicInfo
 from controller.active.state_changes import read_states
-from controller.zk.multiread import read_data
 from controller.zk.session import ZkSession
 from zkmodel import paths
 from zkmodel.admin import PartitionReassignmentZnode, TopicPartition
@@ -38,13 +37,9 @@ class LoadReport:
     topics_to_upgrade: list[str] = field(default_factory=list)
 
 
-def _timeout(session: ZkSession) -> float:
-    return max(30.0, session.session_timeout_ms / 1000)
-
-
 def load_brokers(session: ZkSession) -> dict[int, LiveBroker]:
     ids = session.get_children(paths.BROKER_IDS) or []
-    found = read_data(session.client, [paths.broker(int(i)) for i in ids if i.isdigit()], timeout=_timeout(session))
+    found = session.read_data([paths.broker(int(i)) for i in ids if i.isdigit()])
     brokers: dict[int, LiveBroker] = {}
     for path, result in found.items():
         if result is None:
@@ -61,7 +56,7 @@ def load_brokers(session: ZkSession) -> dict[int, LiveBroker]:
 def load_topics(session: ZkSession, names: list[str], report: LoadReport) -> dict[str, TopicInfo]:
     """Topic znodes and the state znodes of their partitions."""
     topics: dict[str, TopicInfo] = {}
-    found = read_data(session.client, [paths.topic(n) for n in names], expected_size=120, timeout=_timeout(session))
+    found = session.read_data([paths.topic(n) for n in names], expected_size=120)
     report.znodes_read += len(found)
     for name in names:
         result = found.get(paths.topic(name))

@@ -7,12 +7,11 @@ import logging
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from kazoo.exceptions import BadVersionError, KazooException
-
 from controller.active import elections as leaders
 from controller.active.context import ControllerContext, PartitionInfo
 from controller.active.reassignment import Reassigner
 from controller.active.state_changes import create_states, update_states
+from controller.zk.errors import BadVersionError, KazooException
 from controller.zk.fenced_writer import FencedWriter
 from controller.zk.ops import Op, SetData
 from controller.zk.session import ZkSession

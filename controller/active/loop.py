@@ -17,12 +17,11 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from kazoo.protocol.states import EventType, KazooState, WatchedEvent
-
 from controller.active import events as ev
 from controller.active.context import ControllerContext, LiveBroker, PartitionInfo
 from controller.active.election import active_controller, release_own_controller_znode, try_elect
 from controller.active.failover import LoadReport, load_brokers, load_context, load_topics
+from controller.active.feature import ensure_feature_znode
 from controller.active.leadership import IsrResult, IsrUpdate, Leadership
 from controller.active.reassignment import Reassigner, Result
 from controller.active.topics import (
@@ -36,11 +35,10 @@ from controller.active.topics import (
     topic_znode,
 )
 from controller.logtags import UNEXPECTED
-from controller.store.registration import ensure_feature_znode
 from controller.zk.fenced_writer import ControllerMoved, FencedWriter, OpFailed
-from controller.zk.multiread import read_data
 from controller.zk.ops import Delete, Op, SetData
 from controller.zk.session import SessionLost, ZkSession, ZkUnavailable
+from controller.zk.types import EventType, KazooState, WatchedEvent
 from zkmodel import errorcodes as E
 from zkmodel import ibp, paths
 from zkmodel.admin import PreferredReplicaElectionZnode, TopicPartition
@@ -54,7 +52,6 @@ from zkmodel.uuid import random_uuid
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 #: Logged with every unexpected exception; the test suite fails if it appears.
-NOT_CONTROLLER_MESSAGE = "This is not the correct controller for this cluster."
 
 
 class Active:
@@ -427,10 +424,7 @@ class Controller:
 
     def _watch_topics(self, names: Collection[str]) -> None:
         """A data watch per topic znode, set in one pipelined burst (Kafka registers these at failover)."""
-        client = self.session.client
-        pending = [client.exists_async(paths.topic(n), watch=self._on_topic_watch) for n in names]
-        for result in pending:
-            result.get(timeout=self.session.request_timeout_s)
+        self.session.exists_many([paths.topic(n) for n in names], self._on_topic_watch)
 
     def _partition_modifications(self, topic: str) -> str:
         """Kafka's processPartitionModifications: create the partitions a legacy tool added to the znode."""
@@ -542,7 +536,7 @@ class Controller:
         if not children:
             return ""
         full = [f"{paths.ISR_CHANGE_NOTIFICATION}/{c}" for c in sorted(children)]
-        found = read_data(self.session.client, full)
+        found = self.session.read_data(full, timeout=30.0)
         changed: set[TopicPartition] = set()
         for path, result in found.items():
             if result is None:

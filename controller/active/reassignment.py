@@ -12,12 +12,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
-from kazoo.exceptions import NoNodeError
-
 from controller.active import elections as leaders
 from controller.active.context import ControllerContext, PartitionInfo
 from controller.active.state_changes import read_states, update_states
 from controller.active.topics import topic_znode
+from controller.zk.errors import NoNodeError
 from controller.zk.fenced_writer import FencedWriter, OpFailed
 from controller.zk.ops import Delete, Op, SetData
 from controller.zk.session import ZkSession

@@ -10,13 +10,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection, Iterable
 
-from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError
-
 from controller.active import elections as leaders
 from controller.active.context import ControllerContext, PartitionInfo
+from controller.zk.errors import BadVersionError, KazooException, NodeExistsError
 from controller.zk.fenced_writer import FencedWriter
-from controller.zk.multiread import read_data
 from controller.zk.ops import Create, Op, SetData
+from controller.zk.retry import Raced, attempts
 from controller.zk.session import ZkSession
 from zkmodel import paths
 from zkmodel.admin import TopicPartition
@@ -38,8 +37,7 @@ def read_states(
     """Read the state znodes of ``tps`` in one pipelined multiRead and store them (ZooKeeper is the truth:
     a missing znode clears the state). Returns the reasons of unreadable znodes, which are also logged."""
     state_paths = {tp: paths.partition_state(tp.topic, tp.partition) for tp in tps}
-    timeout = max(30.0, session.session_timeout_ms / 1000)
-    found = read_data(session.client, list(state_paths.values()), expected_size=80, timeout=timeout)
+    found = session.read_data(list(state_paths.values()), expected_size=80)
     bad = []
     for tp, path in state_paths.items():
         info = partition(tp)
@@ -69,34 +67,33 @@ def update_states(
     """Apply ``transition`` to each partition that has a state znode; returns the states written."""
     todo = [tp for tp in partitions if (info := ctx.partition(tp)) is not None and info.state is not None]
     written: dict[TopicPartition, PartitionState] = {}
-    for _attempt in range(MAX_ATTEMPTS):
-        planned: list[tuple[TopicPartition, PartitionInfo, PartitionState]] = []
-        for tp in todo:
-            info = ctx.partition(tp)
-            if info is None or info.state is None:
-                continue
-            new = transition(tp, info)
-            if new is not None and new != info.state:
-                planned.append((tp, info, new))
-        if not planned:
-            break
-        ops: list[Op] = [
-            SetData(paths.partition_state(tp.topic, tp.partition), new.encode(), info.partition_epoch)
-            for tp, info, new in planned
-        ]
-        retry: list[TopicPartition] = []
-        for (tp, info, new), result in zip(planned, writer.bulk(ops), strict=True):
-            if isinstance(result, BadVersionError):
-                retry.append(tp)
-            elif isinstance(result, KazooException):
-                log.error("could not update state of %s: %r", tp, result)
-            else:
-                info.state, info.partition_epoch = new, result.version
-                written[tp] = new
-        if not retry:
-            break
-        read_states(session, ctx.partition, retry)  # a leader changed them meanwhile: re-read, recompute
-        todo = retry
+    for attempt in attempts(MAX_ATTEMPTS):  # partitions still racing after that wait for the next event
+        with attempt:
+            planned: list[tuple[TopicPartition, PartitionInfo, PartitionState]] = []
+            for tp in todo:
+                info = ctx.partition(tp)
+                if info is None or info.state is None:
+                    continue
+                new = transition(tp, info)
+                if new is not None and new != info.state:
+                    planned.append((tp, info, new))
+            ops: list[Op] = [
+                SetData(paths.partition_state(tp.topic, tp.partition), new.encode(), info.partition_epoch)
+                for tp, info, new in planned
+            ]
+            retry: list[TopicPartition] = []
+            for (tp, info, new), result in zip(planned, writer.bulk(ops) if ops else [], strict=True):
+                if isinstance(result, BadVersionError):
+                    retry.append(tp)
+                elif isinstance(result, KazooException):
+                    log.error("could not update state of %s: %r", tp, result)
+                else:
+                    info.state, info.partition_epoch = new, result.version
+                    written[tp] = new
+            if retry:
+                read_states(session, ctx.partition, retry)  # a leader changed them meanwhile: re-read, recompute
+                todo = retry
+                raise Raced(f"{len(retry)} partition states changed under us")
     return written
 
 

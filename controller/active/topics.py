@@ -10,10 +10,9 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from kazoo.exceptions import NodeExistsError
-
 from controller.active.context import ControllerContext, PartitionInfo, TopicInfo
 from controller.active.state_changes import create_states
+from controller.zk.errors import NodeExistsError
 from controller.zk.fenced_writer import FencedWriter, OpFailed
 from controller.zk.ops import Create, Delete, Op, SetData
 from controller.zk.session import ZkSession

@@ -8,11 +8,12 @@ what lets reassignments complete and returning brokers rejoin the ISR.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,32 @@ class Throttles:
     follower_rate: dict[int, float]
     leader_replicas: dict[str, str]
     follower_replicas: dict[str, str]
+
+    @classmethod
+    def from_configs(
+        cls,
+        default: Mapping[str, str],
+        brokers: Mapping[int, Mapping[str, str]],
+        topics: Mapping[str, Mapping[str, str]],
+    ) -> Throttles:
+        """From the dynamic configs: broker rates (per broker, else the cluster default ``default``) and the
+        topics' throttled-replica lists; values that do not parse are ignored, as Kafka ignores them."""
+        leader_rate: dict[int, float] = {}
+        follower_rate: dict[int, float] = {}
+        for broker, config in brokers.items():
+            merged = {**default, **config}
+            for key, target in (("leader.replication.throttled.rate", leader_rate),
+                                ("follower.replication.throttled.rate", follower_rate)):  # fmt: skip
+                with contextlib.suppress(KeyError, ValueError):
+                    target[broker] = float(merged[key])
+        leader_replicas: dict[str, str] = {}
+        follower_replicas: dict[str, str] = {}
+        for topic, cfg in topics.items():
+            if "leader.replication.throttled.replicas" in cfg:
+                leader_replicas[topic] = cfg["leader.replication.throttled.replicas"]
+            if "follower.replication.throttled.replicas" in cfg:
+                follower_replicas[topic] = cfg["follower.replication.throttled.replicas"]
+        return cls(leader_rate, follower_rate, leader_replicas, follower_replicas)
 
     @staticmethod
     def applies(spec: str | None, partition: int, broker: int) -> bool:

@@ -14,15 +14,15 @@ that would apply to a resource of that name (literal exact, literal ``*``, prefi
 from __future__ import annotations
 
 import logging
-import random
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from kazoo.exceptions import BadVersionError, NoNodeError
+from tenacity import wait_fixed, wait_random
 
-from controller.zk.multiread import read_children, read_data
+from controller.zk import cas
+from controller.zk.errors import BadVersionError, NoNodeError
 from controller.zk.session import ZkSession
 from zkmodel import errorcodes as E
 from zkmodel import paths
@@ -175,13 +175,13 @@ def list_acls(
     for pattern_type in STORED_PATTERN_TYPES:
         for path, resource_type in _type_dirs(session, pattern_type).items():
             dirs[path] = (resource_type, pattern_type)
-    children = read_children(session.client, list(dirs), timeout=timeout)
+    children = session.read_children(list(dirs), timeout=timeout)
     nodes: dict[str, ResourcePattern] = {}
     for path, names in children.items():
         resource_type, pattern_type = dirs[path]
         for name in names or []:
             nodes[f"{path}/{name}"] = ResourcePattern(resource_type, name, pattern_type)
-    data = read_data(session.client, list(nodes), timeout=timeout)
+    data = session.read_data(list(nodes), timeout=timeout)
     out: dict[ResourcePattern, tuple[AclEntry, ...]] = {}
     for path, pattern in sorted(nodes.items()):
         result = data.get(path)
@@ -235,7 +235,7 @@ def _set(session: ZkSession, path: str, data: bytes, version: int) -> bool:
 def _delete(session: ZkSession, path: str, version: int) -> bool:
     """KafkaZkClient.conditionalDelete: gone already counts as done."""
     try:
-        session.call(lambda: session.client.delete_async(path, version), what=f"delete {path}", write="acl")
+        session.delete(path, version, write="acl")
         return True
     except NoNodeError:
         return True
@@ -252,17 +252,11 @@ def notify_change(session: ZkSession, pattern: ResourcePattern) -> str:
     parent = paths.acl_changes(pattern.pattern_type)
     prefix = f"{parent}/{paths.ACL_CHANGE_PREFIX}"
 
-    def create() -> str:
-        created: str = session.call(
-            lambda: session.client.create_async(prefix, data, sequence=True), what=f"create {prefix}", write="acl"
-        )
-        return created
-
     try:
-        return create()
+        return session.create_sequential(prefix, data, write="acl")
     except NoNodeError:
         session.ensure_persistent([parent])
-        return create()
+        return session.create_sequential(prefix, data, write="acl")
 
 
 def update_resource(
@@ -276,8 +270,9 @@ def update_resource(
     version, retrying on a lost race. True (and a change notification written) if the ACL set changed.
     A change that leaves the set as it is writes nothing."""
     path = resource_path(pattern)
-    current, version = read_resource(session, pattern)
-    for attempt in range(MAX_UPDATE_RETRIES + 1):
+
+    def attempt() -> bool:
+        current, version = read_resource(session, pattern)
         new = change(current)
         if set(new) == set(current):
             return False
@@ -286,16 +281,22 @@ def update_resource(
             done = _create(session, path, data) if version is None else _set(session, path, data, version)
         else:
             done = version is None or _delete(session, path, version)
-        if done:
-            log.info("updated ACLs for %s (%d -> %d entries)", path, len(current), len(new))
-            notify_change(session, pattern)
-            return True
-        if attempt < MAX_UPDATE_RETRIES:
-            sleep(RETRY_BACKOFF_S + random.uniform(0, RETRY_JITTER_S))
-            current, version = read_resource(session, pattern)
-    raise KafkaApiError(
-        E.UNKNOWN_SERVER_ERROR,
-        f"Failed to update ACLs for {pattern} after trying a maximum of {MAX_UPDATE_RETRIES} times",
+        if not done:
+            raise cas.Raced(f"ACLs of {path} changed underneath")
+        log.info("updated ACLs for %s (%d -> %d entries)", path, len(current), len(new))
+        notify_change(session, pattern)
+        return True
+
+    return cas.read_modify_write(
+        path,
+        attempt,
+        max_attempts=MAX_UPDATE_RETRIES + 1,
+        give_up=lambda: KafkaApiError(
+            E.UNKNOWN_SERVER_ERROR,
+            f"Failed to update ACLs for {pattern} after trying a maximum of {MAX_UPDATE_RETRIES} times",
+        ),
+        wait=wait_fixed(RETRY_BACKOFF_S) + wait_random(0, RETRY_JITTER_S),
+        sleep=sleep,
     )
 
 

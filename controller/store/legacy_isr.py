@@ -12,8 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-from kazoo.exceptions import BadVersionError, NoNodeError
-
+from controller.zk.errors import BadVersionError, NoNodeError
 from controller.zk.session import ZkSession
 from zkmodel import paths
 from zkmodel.admin import TopicPartition
@@ -56,9 +55,5 @@ class LegacyIsrWriter:
             self.session.ensure_persistent([paths.ISR_CHANGE_NOTIFICATION])
             prefix = f"{paths.ISR_CHANGE_NOTIFICATION}/{paths.ISR_CHANGE_PREFIX}"
             data = IsrChangeNotification(tuple(changed)).encode()
-            self.session.call(
-                lambda: self.session.client.create_async(prefix, data, sequence=True),
-                what=f"create {prefix}",
-                write="isr",
-            )
+            self.session.create_sequential(prefix, data, write="isr")
         return len(changed)

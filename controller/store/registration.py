@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import logging
 
-from kazoo.exceptions import KazooException, NodeExistsError
-from kazoo.protocol.states import ZnodeStat
-
-from controller.zk.ops import Create, Op, SetData, build_transaction
+from controller.zk.errors import KazooException, NodeExistsError
+from controller.zk.ops import Create, Op, SetData
+from controller.zk.retry import Raced, until_settled
 from controller.zk.session import ZkSession
-from zkmodel import ibp, paths
+from controller.zk.types import ZnodeStat
+from zkmodel import paths
 from zkmodel.brokers import BrokerRegistration
-from zkmodel.cluster import FEATURE_DISABLED, FEATURE_ENABLED, ClusterIdZnode, FeatureZnode
+from zkmodel.cluster import ClusterIdZnode
 from zkmodel.uuid import random_uuid
 
 log = logging.getLogger(__name__)
@@ -53,43 +53,41 @@ class Registrar:
         return self.broker_epoch
 
     def _create(self, data: bytes) -> ZnodeStat:
+        return until_settled(
+            lambda: self._try_create(data),
+            max_attempts=5,
+            give_up=lambda: KazooException(f"could not register {self.path} after repeated races"),
+        )
+
+    def _try_create(self, data: bytes) -> ZnodeStat:
+        """One attempt; raises Raced when the node vanished under us or was our expired session's."""
         ops: list[Op] = [Create(self.path, None, ephemeral=True), SetData(self.path, data, 0)]
-        for _ in range(5):
-            results = self.session.call(
-                lambda: build_transaction(self.session.client, ops).commit_async(),
-                what=f"register {self.path}",
-                write="registration",
-            )
-            if not any(isinstance(r, Exception) for r in results):
-                stat: ZnodeStat = results[1]
-                return stat
-            failure = next(r for r in results if isinstance(r, Exception))
-            if not isinstance(failure, NodeExistsError):
-                raise failure
-            found = self.session.get(self.path)
-            if found is None:
-                continue  # went away while we looked: try again
-            owner = found[1].ephemeralOwner
-            current = self.session.session_id
-            if owner == current:
-                return found[1]
-            if owner == self.registered_session_id and owner != current:
-                log.info("removing our registration left by expired session 0x%x", owner)
-                self.session.call(lambda: self.session.client.delete_async(self.path), what=f"delete {self.path}")
-                continue
-            raise BrokerIdInUse(
-                f"broker id {self.broker_id} is registered by another session (0x{owner:x}); is another node "
-                f"running with broker.id={self.broker_id}?"
-            )
-        raise KazooException(f"could not register {self.path} after repeated races")
+        results = self.session.multi(ops, what=f"register {self.path}", write="registration")
+        if not any(isinstance(r, Exception) for r in results):
+            stat: ZnodeStat = results[1]
+            return stat
+        failure = next(r for r in results if isinstance(r, Exception))
+        if not isinstance(failure, NodeExistsError):
+            raise failure
+        found = self.session.get(self.path)
+        if found is None:
+            raise Raced(f"{self.path} went away while we looked")
+        owner = found[1].ephemeralOwner
+        current = self.session.session_id
+        if owner == current:
+            return found[1]
+        if owner == self.registered_session_id and owner != current:
+            log.info("removing our registration left by expired session 0x%x", owner)
+            self.session.delete(self.path, write="registration")
+            raise Raced(f"{self.path} was left by our expired session")
+        raise BrokerIdInUse(
+            f"broker id {self.broker_id} is registered by another session (0x{owner:x}); is another node "
+            f"running with broker.id={self.broker_id}?"
+        )
 
     def update(self, registration: BrokerRegistration) -> None:
         """Kafka's updateBrokerInfo: setData at any version; a missing node is an error (NoNodeError)."""
-        self.session.call(
-            lambda: self.session.client.set_async(self.path, registration.encode(), -1),
-            what=f"update {self.path}",
-            write="registration",
-        )
+        self.session.set_unconditionally(self.path, registration.encode(), write="registration")
 
 
 def ensure_persistent_paths(session: ZkSession) -> None:
@@ -107,27 +105,3 @@ def get_or_create_cluster_id(session: ZkSession) -> str:
         found = session.get(paths.CLUSTER_ID)
         assert found is not None
     return ClusterIdZnode.decode(paths.CLUSTER_ID, found[0]).id
-
-
-def ensure_feature_znode(session: ZkSession, version: ibp.MetadataVersion) -> FeatureZnode:
-    """KafkaController.enableFeatureVersioning / disableFeatureVersioning on failover (not fenced).
-
-    IBP >= 2.7-IV0: absent -> create Enabled; Disabled -> rewrite Enabled with no features; Enabled -> leave.
-    Below: write Disabled with empty features (create, or rewrite if it differs).
-    """
-    enabled = ibp.feature_versioning_enabled(version)
-    znode_version = ibp.feature_znode_version(version)
-    found = session.get(paths.FEATURE)
-    if found is None:
-        wanted = FeatureZnode(znode_version, FEATURE_ENABLED if enabled else FEATURE_DISABLED, {})
-        if session.create_only(paths.FEATURE, wanted.encode()):
-            return wanted
-        found = session.get(paths.FEATURE)
-        assert found is not None
-    current = FeatureZnode.decode(paths.FEATURE, found[0])
-    if enabled and current.status == FEATURE_ENABLED:
-        return current
-    wanted = FeatureZnode(znode_version, FEATURE_ENABLED if enabled else FEATURE_DISABLED, {})
-    if current != wanted:
-        session.set_if_version(paths.FEATURE, wanted.encode(), found[1].version)
-    return wanted

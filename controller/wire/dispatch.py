@@ -18,6 +18,7 @@ from kio.serial import entity_reader
 from controller.broker.forwarding import ForwardingManager
 from controller.metrics import api_name
 from controller.security.principal import PrincipalSerdeError, deserialize
+from controller.store.errors import STORE_ERRORS, store_failure
 from controller.wire import envelope
 from controller.wire.authz import ALLOW_ALL, Authz
 from controller.wire.codec import (
@@ -29,7 +30,6 @@ from controller.wire.codec import (
     parse_request,
 )
 from controller.wire.error_responses import BUILDERS, error_response
-from controller.wire.handlers.configs import STORE_ERRORS, store_failure
 from controller.wire.server import Connection, Handler
 from zkmodel import errorcodes as E
 from zkmodel.acls import AclOperation

@@ -52,7 +52,7 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Final, NamedTuple, TypeAlias
+from typing import Any, ClassVar, Final, NamedTuple, TypeAlias, TypedDict, Unpack
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
@@ -164,14 +164,6 @@ class MultiReadRequest:
                 raise ValueError(f"multiRead supports getData (4) and getChildren (8), not opcode {opcode}")
         self.ops = ops
         self.response_bytes = 0
-
-    @classmethod
-    def get_data(cls, paths: Iterable[str]) -> MultiReadRequest:
-        return cls([(OP_GET_DATA, p) for p in paths])
-
-    @classmethod
-    def get_children(cls, paths: Iterable[str]) -> MultiReadRequest:
-        return cls([(OP_GET_CHILDREN, p) for p in paths])
 
     def __repr__(self) -> str:  # kazoo logs requests at DEBUG: keep it short
         first = self.ops[0][1] if self.ops else None
@@ -474,68 +466,39 @@ class _Batch:
 _AnyResult: TypeAlias = Any
 
 
+class BulkReadOptions(TypedDict, total=False):
+    """How a bulk read runs. ``batch`` caps ops per request, ``in_flight`` the outstanding requests (both
+    at least 1). ``timeout`` bounds the whole call (default 30 s): :class:`MultiReadTimeoutError` when it
+    passes. ``max_response_bytes`` caps one answer (see the module doc). ``multi_read``: None probes the
+    server once per client, False forces the single-read fallback (pipelined ``get_async``), True skips the
+    probe. ``stats`` collects request and byte counts."""
+
+    batch: int
+    in_flight: int
+    timeout: float
+    max_response_bytes: int
+    multi_read: bool | None
+    stats: ReadStats | None
+
+
 def read_data(
-    client: KazooClient,
-    paths: Sequence[str],
-    *,
-    batch: int = 1000,
-    in_flight: int = 8,
-    timeout: float = 30.0,
-    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-    expected_size: int = 256,
-    multi_read: bool | None = None,
-    stats: ReadStats | None = None,
+    client: KazooClient, paths: Sequence[str], *, expected_size: int = 256, **options: Unpack[BulkReadOptions]
 ) -> dict[str, DataResult | None]:
     """Data and Stat of every path (``None`` for a missing znode), read with pipelined multiRead batches.
 
-    ``batch`` caps ops per request, ``in_flight`` the outstanding requests. ``expected_size`` (bytes of
-    data per znode) seeds the estimate that keeps responses under ``max_response_bytes`` (see the module
-    doc). ``multi_read``: None probes the server once per client, False forces the single-read fallback
-    (pipelined ``get_async``), True skips the probe. ``timeout`` bounds the whole call:
-    :class:`MultiReadTimeoutError` when it passes. Errors other than NoNode (e.g. NoAuthError) are raised.
+    ``expected_size`` (bytes of data per znode) seeds the estimate that keeps responses under the response
+    cap (see the module doc); ``options`` are :class:`BulkReadOptions`. Errors other than NoNode (e.g.
+    NoAuthError) are raised.
     """
-    results = _bulk_read(
-        client,
-        paths,
-        OP_GET_DATA,
-        _DATA_OVERHEAD + max(expected_size, 0),
-        batch=batch,
-        in_flight=in_flight,
-        timeout=timeout,
-        max_response_bytes=max_response_bytes,
-        multi_read=multi_read,
-        stats=stats,
-    )
-    return results
+    return _bulk_read(client, paths, OP_GET_DATA, _DATA_OVERHEAD + max(expected_size, 0), **options)
 
 
 def read_children(
-    client: KazooClient,
-    paths: Sequence[str],
-    *,
-    batch: int = 1000,
-    in_flight: int = 8,
-    timeout: float = 30.0,
-    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-    expected_size: int = 512,
-    multi_read: bool | None = None,
-    stats: ReadStats | None = None,
+    client: KazooClient, paths: Sequence[str], *, expected_size: int = 512, **options: Unpack[BulkReadOptions]
 ) -> dict[str, list[str] | None]:
     """Children of every path (``None`` for a missing znode), like :func:`read_data`. ``expected_size``
     is the expected bytes of one listing (about 4 + len(name) per child)."""
-    results = _bulk_read(
-        client,
-        paths,
-        OP_GET_CHILDREN,
-        _CHILDREN_OVERHEAD + max(expected_size, 0),
-        batch=batch,
-        in_flight=in_flight,
-        timeout=timeout,
-        max_response_bytes=max_response_bytes,
-        multi_read=multi_read,
-        stats=stats,
-    )
-    return results
+    return _bulk_read(client, paths, OP_GET_CHILDREN, _CHILDREN_OVERHEAD + max(expected_size, 0), **options)
 
 
 def _bulk_read(
@@ -544,12 +507,12 @@ def _bulk_read(
     opcode: int,
     initial_op_bytes: int,
     *,
-    batch: int,
-    in_flight: int,
-    timeout: float,
-    max_response_bytes: int,
-    multi_read: bool | None,
-    stats: ReadStats | None,
+    batch: int = 1000,
+    in_flight: int = 8,
+    timeout: float = 30.0,
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    multi_read: bool | None = None,
+    stats: ReadStats | None = None,
 ) -> dict[str, _AnyResult]:
     if batch < 1 or in_flight < 1:
         raise ValueError("batch and in_flight must be at least 1")

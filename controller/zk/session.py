@@ -311,3 +311,4 @@ def ensure_chroot(hosts: str, chroot: str, timeout: float) -> None:
     finally:
         root.stop()
         root.close()
+        root.close()

@@ -11,7 +11,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from controller.security.scram import ScramClient, ScramServer, credential_from_string
-from controller.store.scram_admin import ScramAdminError, alter_scram
+from controller.store.scram import ScramAdminError, alter_scram
 from controller.zk.session import ZkSession
 from zkmodel import paths
 

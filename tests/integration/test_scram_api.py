@@ -26,6 +26,7 @@ from controller.security.scram import (
     credential_from_string,
     salted_password,
 )
+from controller.store import scram as scram_store
 from controller.store.registration import ensure_persistent_paths
 from controller.wire.authz import Authz
 from controller.wire.handlers.apis import SUPPORTED, Apis, NodeView
@@ -276,19 +277,18 @@ def test_concurrent_quota_write_is_kept(server: Server, monkeypatch: pytest.Monk
     """A quota written between our read and our write makes the compare-and-set fail; the retry keeps it."""
     port, zk = server.port, server.zk
     zk.create("/config/users/frank", b'{"version":1,"config":{"producer_byte_rate":"1"}}')
-    original = server.apis._read_user
-    reads: list[str] = []
+    original = scram_store.commit_user_config
+    writes: list[str] = []
 
-    def racing_read(user: str) -> tuple[dict[str, str], int | None]:
-        found = original(user)
-        if not reads:
+    def racing_write(session: Any, sanitized: str, *args: Any, **kwargs: Any) -> None:
+        if not writes:  # another writer gets in between our read and our write
             zk.set("/config/users/frank", b'{"version":1,"config":{"producer_byte_rate":"2"}}')
-        reads.append(user)
-        return found
+        writes.append(sanitized)
+        original(session, sanitized, *args, **kwargs)
 
-    monkeypatch.setattr(server.apis, "_read_user", racing_read)
+    monkeypatch.setattr(scram_store, "commit_user_config", racing_write)
     assert alter(port, [upsert("frank")]) == [("frank", NONE, None)]
-    assert len(reads) == 2
+    assert len(writes) == 2
     assert config(zk, "frank")["producer_byte_rate"] == "2" and "SCRAM-SHA-256" in config(zk, "frank")
 
 

@@ -208,10 +208,9 @@ def helper_calls(module: Module, helpers: set[Helper]) -> set[str]:
         for h in by_class.get(origin, set()):
             imported_methods.setdefault(h.name, set()).add(h)
     found = set()
-    for call in ast.walk(module.tree):
-        if not isinstance(call, ast.Call):
-            continue
-        func = call.func
+    calls = {node.func for node in ast.walk(module.tree) if isinstance(node, ast.Call)}
+    # References, not only calls: ``asyncio.to_thread(acl_store.create_acls, ...)`` writes too.
+    for func in ast.walk(module.tree):
         if isinstance(func, ast.Name) and func.id in module.from_imports:
             named = by_function.get(module.from_imports[func.id])
             if named is not None and named.module != module.name:
@@ -222,7 +221,8 @@ def helper_calls(module: Module, helpers: set[Helper]) -> set[str]:
                 if aliased is not None:
                     found.add(aliased.kind)
                     continue
-            found |= {h.kind for h in imported_methods.get(func.attr, set()) if h.module != module.name}
+            if func in calls:  # a method is named by its call (an attribute ``args.delete`` is no write)
+                found |= {h.kind for h in imported_methods.get(func.attr, set()) if h.module != module.name}
     return found
 
 

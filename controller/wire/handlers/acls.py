@@ -14,7 +14,7 @@ import datetime
 import logging
 from collections.abc import Callable
 from enum import Enum
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kio.schema.errors import ErrorCode
 
@@ -23,10 +23,12 @@ from controller.store.acls import AclBinding, AclBindingFilter, FilterPattern
 from controller.wire.codec import Request, build, entity
 from controller.wire.error_responses import error_response
 from controller.wire.server import Connection
-from controller.zk.session import ZkSession
 from zkmodel import errorcodes as E
 from zkmodel.acls import AclEntry, AclOperation, PatternType, PermissionType, ResourcePattern, ResourceType
 from zkmodel.errorcodes import KafkaError
+
+if TYPE_CHECKING:  # the handler passes the node's session to the stores, never calls it
+    from controller.zk.session import ZkSession
 
 log = logging.getLogger(__name__)
 

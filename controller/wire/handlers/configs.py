@@ -11,31 +11,18 @@ from __future__ import annotations
 import asyncio
 import datetime
 import logging
-import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import orjson
-from kazoo.exceptions import (
-    BadVersionError,
-    KazooException,
-    NoAuthError,
-    NodeExistsError,
-    NoNodeError,
-    NotEmptyError,
-    RolledBackError,
-)
-from kazoo.protocol.states import ZnodeStat
-
+from controller.store.entity_configs import alter_entity, read_entity
+from controller.store.errors import STORE_ERRORS, ApiFailure, store_failure
 from controller.wire.codec import Request, build, entity
 from controller.wire.handlers.apis import NodeView, code
 from controller.wire.server import Connection, Handler
-from controller.zk.ops import Check, Create, Op, SetData, build_transaction
-from controller.zk.session import SessionLost, ZkSession, ZkTimeout, ZkUnavailable
 from zkmodel import errorcodes as E
 from zkmodel import paths, topic_names
 from zkmodel.acls import AclOperation
-from zkmodel.configs import BROKERS, DEFAULT_ENTITY, TOPICS, ConfigChangeNotification, EntityConfig, entity_path
+from zkmodel.configs import BROKERS, DEFAULT_ENTITY, TOPICS
 from zkmodel.errorcodes import KafkaError
 from zkmodel.topic_configs import (
     BROKER_CONFIGS,
@@ -51,103 +38,21 @@ from zkmodel.topic_configs import (
     validate_topic_configs,
 )
 
+if TYPE_CHECKING:  # the handler passes the node's session to the stores, never calls it
+    from controller.zk.session import ZkSession
+
 ZERO = datetime.timedelta(0)
 log = logging.getLogger(__name__)
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
 #: ConfigResource.Type in Kafka 3.9 (for messages).
 RESOURCE_TYPE_NAMES = {0: "UNKNOWN", 2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRICS"}
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
-#: How often a read-modify-write is retried when the config znode or /controller changed underneath it.
-WRITE_ATTEMPTS = 5
 
 Outcome = tuple[KafkaError, str | None]
 OK: Outcome = (E.NONE, None)
 Synonym = tuple[str, str | None, int]
 #: (name, value, source, read_only, config type, synonyms)
 Entry = tuple[str, str | None, int, bool, int, list[Synonym]]
-
-
-class ApiFailure(Exception):
-    def __init__(self, error: KafkaError, message: str | None) -> None:
-        super().__init__(message)
-        self.error = error
-        self.message = message
-
-
-#: How often a write waiting for a controller looks at /controller again.
-CONTROLLER_POLL_S = 0.05
-#: What a ZooKeeper-backed admin write can fail with besides its own domain errors.
-STORE_ERRORS = (KazooException, ZkUnavailable, SessionLost, ZkTimeout)
-
-
-def store_failure(exc: BaseException, what: str) -> ApiFailure:
-    """A ZooKeeper failure as the per-resource error Kafka gives (UNKNOWN_SERVER_ERROR), with a message that
-    says what happened: a write refused by ZooKeeper's ACLs (lockdown) must be recognisable as such."""
-    if isinstance(exc, NoAuthError):
-        return ApiFailure(
-            E.UNKNOWN_SERVER_ERROR,
-            f"ZooKeeper refused to write {what} (NoAuth): this node's ZooKeeper identity may not write it",
-        )
-    log.warning("writing %s failed: %r", what, exc)
-    return ApiFailure(E.UNKNOWN_SERVER_ERROR, f"ZooKeeper failed while writing {what}: {type(exc).__name__}")
-
-
-def entity_props(path: str, data: bytes | None) -> dict[str, str]:
-    """ConfigEntityZNode.decode: null or empty data (a parent made by createRecursive) is an empty config."""
-    if not data:
-        return {}
-    return dict(EntityConfig.decode(path, data).config)
-
-
-def read_entity(session: ZkSession, path: str) -> tuple[dict[str, str], int | None]:
-    """An entity config and its znode's version (None when there is no znode)."""
-    found = session.get(path)
-    if found is None:
-        return {}, None
-    return entity_props(path, found[0]), found[1].version
-
-
-def commit_entity_multi(session: ZkSession, ops: Sequence[Op], *, what: str, write: str) -> bool:
-    """Run one entity-config multi whose last op is its change notification (AdminZkClient writes a config
-    and its notification together). True when written; False when a compare-and-set lost a race, /controller
-    changed or someone else wrote first (re-read and retry); any other failure is raised."""
-    results = session.call(lambda: build_transaction(session.client, list(ops)).commit_async(), what=what, write=write)
-    failures = [r for r in results if isinstance(r, Exception) and not isinstance(r, RolledBackError)]
-    if not failures:
-        return True
-    failure = failures[0]
-    if isinstance(failure, BadVersionError | NoNodeError | NodeExistsError | NotEmptyError) and (
-        results[-1] is not failure
-    ):
-        return False
-    raise failure
-
-
-def controller_for_config_write(session: ZkSession, what: str, wait_s: float = 0.0) -> ZnodeStat:
-    """The ``/controller`` stat an entity-config multi must check (KafkaZkClient.setOrCreateEntityConfigs).
-
-    Kafka throws ControllerMovedException without a ZooKeeper-mode controller, and ApiError.fromThrowable
-    maps that to STALE_CONTROLLER_EPOCH (11), not NOT_CONTROLLER. That error is not retriable, so a write
-    that lands in the moment between two controllers (a rolling restart) would fail for good; we first wait
-    up to ``wait_s`` for the next controller, as a forwarding broker would.
-    """
-    deadline = time.monotonic() + wait_s
-    found = session.get(paths.CONTROLLER)
-    while found is None and time.monotonic() < deadline:
-        time.sleep(CONTROLLER_POLL_S)
-        found = session.get(paths.CONTROLLER)
-    if found is None:
-        raise ApiFailure(E.STALE_CONTROLLER_EPOCH, f"Cannot set entity configs for {what} when there is no controller.")
-    data, controller_stat = found
-    try:
-        kraft_epoch = int(orjson.loads(data or b"{}").get("kraftControllerEpoch", -1))
-    except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError):
-        kraft_epoch = -1
-    if kraft_epoch > 0:
-        raise ApiFailure(
-            E.STALE_CONTROLLER_EPOCH, f"Cannot set entity configs for {what} directly when there is a KRaft controller."
-        )
-    return controller_stat
 
 
 def _type_name(resource_type: int) -> str:
@@ -180,32 +85,7 @@ class ConfigApis:
     # -- ZooKeeper access (blocking; called through asyncio.to_thread) ----------------------------------------
     def _read(self, entity_type: str, name: str) -> tuple[dict[str, str], int | None]:
         """The entity's overrides and the znode's version (None when there is no znode)."""
-        path = paths.entity_config(entity_type, name)
-        found = self.session.get(path)
-        if found is None:
-            return {}, None
-        data, stat = found
-        return dict(EntityConfig.decode(path, data).config), stat.version
-
-    def _write(self, entity_type: str, name: str, config: Mapping[str, str], version: int | None) -> bool:
-        """One multi; False when the config znode or /controller moved on (the caller re-reads and retries)."""
-        what = f"{entity_type} {name}"
-        session: ZkSession = self.node.writes(self.session)
-        controller_stat = controller_for_config_write(session, what, self.node.controller_wait_s)
-        path = paths.entity_config(entity_type, name)
-        payload = EntityConfig(dict(config)).encode()
-        if version is None:
-            session.ensure_persistent([path.rsplit("/", 1)[0]])
-        ops: list[Op] = [
-            Check(paths.CONTROLLER, controller_stat.version),
-            Create(path, payload) if version is None else SetData(path, payload, version),
-            Create(
-                f"{paths.CONFIG_CHANGES}/{paths.CONFIG_CHANGE_PREFIX}",
-                ConfigChangeNotification(entity_path(entity_type, name)).encode(),
-                sequential=True,
-            ),
-        ]
-        return commit_entity_multi(session, ops, what=f"alter configs of {what}", write="config")
+        return read_entity(self.session, paths.entity_config(entity_type, name))
 
     def _alter(
         self,
@@ -214,15 +94,14 @@ class ConfigApis:
         compute: Callable[[dict[str, str]], dict[str, str]],
         validate_only: bool,
     ) -> None:
-        for _ in range(WRITE_ATTEMPTS):
-            current, version = self._read(entity_type, name)
-            new = compute(current)
-            if validate_only or self._write(entity_type, name, new, version):
-                return
-        # Kafka 3.9 would answer UNKNOWN_SERVER_ERROR for a failed /controller check; we retry a few times
-        # (a changed controller is harmless here) and then report it like a missing controller.
-        raise ApiFailure(
-            E.STALE_CONTROLLER_EPOCH, f"Cannot set entity configs for {entity_type} {name}: concurrent updates."
+        alter_entity(
+            self.session,
+            self.node.writes(self.session),
+            entity_type,
+            name,
+            compute,
+            validate_only=validate_only,
+            controller_wait_s=self.node.controller_wait_s,
         )
 
     # -- DescribeConfigs ------------------------------------------------------------------------------------------

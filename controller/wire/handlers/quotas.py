@@ -19,27 +19,21 @@ import re
 import socket
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from controller.store.errors import STORE_ERRORS, ApiFailure, store_failure
+from controller.store.quotas import alter_quota_entity, read_children, read_entities
 from controller.wire.codec import Request, build, entity
 from controller.wire.handlers.apis import NodeView, code
-from controller.wire.handlers.configs import (
-    STORE_ERRORS,
-    ApiFailure,
-    commit_entity_multi,
-    controller_for_config_write,
-    entity_props,
-    store_failure,
-)
 from controller.wire.server import Connection, Handler
-from controller.zk import multiread
-from controller.zk.ops import Check, Create, Delete, Op, SetData
-from controller.zk.session import ZkSession
 from zkmodel import errorcodes as E
 from zkmodel import paths
-from zkmodel.configs import CLIENTS, DEFAULT_ENTITY, IPS, USERS, ConfigChangeNotification, EntityConfig, desanitize
+from zkmodel.configs import CLIENTS, DEFAULT_ENTITY, IPS, USERS, desanitize
 from zkmodel.configs import sanitize as _sanitize
 from zkmodel.errors import ZnodeFormatError
+
+if TYPE_CHECKING:  # the handler passes the node's session to the stores, never calls it
+    from controller.zk.session import ZkSession
 
 #: The versions kio has (both APIs: v0-1, identical apart from flexible encoding in v1).
 SUPPORTED_QUOTAS: dict[int, tuple[int, int]] = {48: (0, 1), 49: (0, 1)}
@@ -47,7 +41,6 @@ SUPPORTED_QUOTAS: dict[int, tuple[int, int]] = {48: (0, 1), 49: (0, 1)}
 ZERO = datetime.timedelta(0)
 USER, CLIENT_ID, IP = "user", "client-id", "ip"
 MATCH_EXACT, MATCH_DEFAULT, MATCH_SPECIFIED = 0, 1, 2
-WRITE_ATTEMPTS = 5
 EPSILON = 1e-6
 
 LONG, INT, DOUBLE, STRING = "LONG", "INT", "DOUBLE", "STRING"
@@ -233,16 +226,10 @@ class QuotaApis:
 
     def _read_configs(self, znode_paths: Sequence[str]) -> dict[str, dict[str, str]]:
         """Configs of each path ({} for a missing node), read in pipelined batches."""
-        if not znode_paths:
-            return {}
-        found = multiread.read_data(self.session.client, list(znode_paths))
-        return {p: entity_props(p, r[0]) if r is not None else {} for p, r in found.items()}
+        return read_entities(self.session, znode_paths)
 
     def _children(self, parents: Sequence[str]) -> dict[str, list[str]]:
-        if not parents:
-            return {}
-        found = multiread.read_children(self.session.client, list(parents))
-        return {p: sorted(c or []) for p, c in found.items()}
+        return read_children(self.session, parents)
 
     def _describe_user_client(
         self, user_c: tuple[str, str | None] | None, client_c: tuple[str, str | None] | None, strict: bool
@@ -420,60 +407,20 @@ class QuotaApis:
         self, components: Sequence[tuple[str, str | None]], ops: Sequence[tuple[str, float | None]], validate_only: bool
     ) -> None:
         root, name, keys, user_client = self._target(components)
-        path = f"{paths.CONFIG}/{root}/{name}"
-        for _ in range(WRITE_ATTEMPTS):
-            found = self.session.get(path)
-            try:
-                props = entity_props(path, found[0]) if found is not None else {}
-            except ZnodeFormatError:
-                raise _server_error() from None
+
+        def compute(props: dict[str, str]) -> dict[str, str]:
             self._apply(props, ops, keys)
-            if validate_only:
-                return
-            self._validate(root, name, props)
-            version = found[1].version if found is not None else None
-            if self._commit(root, name, props, version, user_client):
-                return
-        raise ApiFailure(E.STALE_CONTROLLER_EPOCH, f"Cannot set entity configs for {root} {name}: concurrent updates.")
+            if not validate_only:
+                self._validate(root, name, props)
+            return props
 
-    def _notification(self, root: str, name: str) -> Create:
-        return Create(
-            f"{paths.CONFIG_CHANGES}/{paths.CONFIG_CHANGE_PREFIX}",
-            ConfigChangeNotification(f"{root}/{name}").encode(),
-            sequential=True,
+        alter_quota_entity(
+            self.session,
+            self.node.writes(self.session),
+            root,
+            name,
+            compute,
+            user_client=user_client,
+            validate_only=validate_only,
+            controller_wait_s=self.node.controller_wait_s,
         )
-
-    def _deletions(self, root: str, name: str, version: int | None, user_client: bool) -> list[Op] | None:
-        """AdminZkClient.tryCleanQuotaNodes: the nodes to delete (leaf first), or None when the node has children."""
-        path = f"{paths.CONFIG}/{root}/{name}"
-        if self.session.get_children(path):
-            return None
-        ops: list[Op] = [] if version is None else [Delete(path, version)]
-        if user_client and version is not None:
-            user, client = name.split("/", 1)[0], name.rsplit("/", 1)[1]
-            user_path = f"{paths.CONFIG}/{USERS}/{user}"
-            if self.session.get_children(f"{user_path}/clients") == [client]:
-                ops.append(Delete(f"{user_path}/clients"))
-                found = self.session.get(user_path)
-                user_props = entity_props(user_path, found[0]) if found is not None else {}
-                if found is not None and not user_props and self.session.get_children(user_path) == [CLIENTS]:
-                    ops.append(Delete(user_path, found[1].version))
-        return ops
-
-    def _commit(self, root: str, name: str, props: Mapping[str, str], version: int | None, user_client: bool) -> bool:
-        """One multi; False when something moved underneath (the caller re-reads and retries)."""
-        session: ZkSession = self.node.writes(self.session)
-        path = f"{paths.CONFIG}/{root}/{name}"
-        ops: list[Op] | None = self._deletions(root, name, version, user_client) if not props else None
-        if ops is None:
-            controller_stat = controller_for_config_write(session, f"{root} {name}", self.node.controller_wait_s)
-            payload = EntityConfig(dict(props)).encode()
-            if version is None:
-                session.ensure_persistent([path.rsplit("/", 1)[0]])
-            ops = [
-                Check(paths.CONTROLLER, controller_stat.version),
-                Create(path, payload) if version is None else SetData(path, payload, version),
-            ]
-        session.ensure_persistent([paths.CONFIG_CHANGES])
-        ops.append(self._notification(root, name))
-        return commit_entity_multi(session, ops, what=f"alter quotas of {root} {name}", write="quota")

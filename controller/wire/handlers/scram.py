@@ -20,12 +20,7 @@ import datetime
 import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-from kazoo.exceptions import (
-    KazooException,
-)
-from kazoo.handlers.threading import KazooTimeoutError
+from typing import TYPE_CHECKING, Any
 
 from controller.security.scram import (
     MECHANISM_TYPES,
@@ -34,25 +29,21 @@ from controller.security.scram import (
     iterations_error,
     make_credential_from_salted_password,
 )
+from controller.store.errors import ApiFailure
+from controller.store.scram import alter_user, read_all_users, read_user
 from controller.wire.codec import Request, build, entity
 from controller.wire.handlers.apis import NodeView, code
-from controller.wire.handlers.configs import (
-    ApiFailure,
-    commit_entity_multi,
-    controller_for_config_write,
-    entity_props,
-    read_entity,
-)
 from controller.wire.handlers.quotas import DOUBLE, LONG, USER_KEYS, java_parse_double
 from controller.wire.server import Connection, Handler
-from controller.zk import multiread
-from controller.zk.ops import Check, Create, Delete, Op, SetData
-from controller.zk.session import SessionLost, ZkSession, ZkTimeout, ZkUnavailable
+from controller.zk.errors import KazooException, KazooTimeoutError, SessionLost, ZkTimeout, ZkUnavailable
 from zkmodel import errorcodes as E
 from zkmodel import paths
 from zkmodel.acls import AclOperation
-from zkmodel.configs import USERS, ConfigChangeNotification, EntityConfig, desanitize, sanitize
+from zkmodel.configs import USERS, desanitize
 from zkmodel.errorcodes import KafkaError
+
+if TYPE_CHECKING:  # the handler passes the node's session to the stores, never calls it
+    from controller.zk.session import ZkSession
 
 log = logging.getLogger(__name__)
 
@@ -127,44 +118,6 @@ def validate_user_config(props: Mapping[str, str]) -> None:
             java_parse_double(value)
 
 
-def commit_user_config(
-    session: ZkSession,
-    sanitized: str,
-    props: Mapping[str, str],
-    version: int | None,
-    *,
-    controller_wait_s: float = 0.0,
-    controller_optional: bool = False,
-) -> bool:
-    """AdminZkClient.changeUserOrUserClientIdConfig as one multi at the version read: the user's config (or,
-    with nothing left and no children, its removal: tryCleanQuotaNodes) plus the change notification. False
-    when something moved underneath (re-read and retry). ``controller_optional``: without a controller (a
-    bootstrap before any node runs) write without the ``/controller`` check."""
-    path = _user_path(sanitized)
-    ops: list[Op]
-    if not props and not session.get_children(path):
-        # tryCleanQuotaNodes: no configs and no children left, so the node goes (deletePath: gone is fine).
-        ops = [] if version is None else [Delete(path, version)]
-    else:
-        ops = []
-        if not (controller_optional and session.exists(paths.CONTROLLER) is None):
-            controller_stat = controller_for_config_write(session, f"{USERS} {sanitized}", controller_wait_s)
-            ops.append(Check(paths.CONTROLLER, controller_stat.version))
-        payload = EntityConfig(dict(props)).encode()
-        if version is None:
-            session.ensure_persistent([f"{paths.CONFIG}/{USERS}"])
-        ops.append(Create(path, payload) if version is None else SetData(path, payload, version))
-    session.ensure_persistent([paths.CONFIG_CHANGES])
-    ops.append(
-        Create(
-            f"{paths.CONFIG_CHANGES}/{paths.CONFIG_CHANGE_PREFIX}",
-            ConfigChangeNotification(f"{USERS}/{sanitized}").encode(),
-            sequential=True,
-        )
-    )
-    return commit_entity_multi(session, ops, what=f"alter SCRAM credentials of {USERS} {sanitized}", write="config")
-
-
 class ScramApis:
     def __init__(self, node: NodeView, session: ZkSession) -> None:
         self.node = node
@@ -197,22 +150,10 @@ class ScramApis:
         return build(response_cls, throttle_time=ZERO, error_code=code(error), error_message=message, results=results)
 
     def _read_user(self, user: str) -> tuple[dict[str, str], int | None]:
-        """AdminZkClient.fetchEntityConfig(USER, sanitize(user)) and the znode's version (None: no znode)."""
-        return read_entity(self.session, _user_path(sanitize(user)))
+        return read_user(self.session, user)
 
     def _all_users(self) -> list[tuple[str, dict[str, str]]]:
-        """AdminZkClient.fetchAllEntityConfigs(USER): (sanitized name, config) of every user znode."""
-        root = f"{paths.CONFIG}/{USERS}"
-        names = sorted(self.session.get_children(root) or [])
-        if not names:
-            return []
-        found = multiread.read_data(self.session.client, [f"{root}/{n}" for n in names])
-        out = []
-        for name in names:
-            path = f"{root}/{name}"
-            result = found.get(path)
-            out.append((name, entity_props(path, result[0]) if result is not None else {}))
-        return out
+        return read_all_users(self.session)
 
     @staticmethod
     def _credential_infos(user: str, props: Mapping[str, str], explicit: bool) -> Described | None:
@@ -361,22 +302,15 @@ class ScramApis:
     def _persist(
         self, user: str, read: tuple[dict[str, str], int | None], removed: Sequence[str], added: Mapping[str, str]
     ) -> None:
-        """AdminZkClient.changeConfigs(USER, ...) as a compare-and-set on the version read, retried on a race."""
-        sanitized = sanitize(user)
-        props, version = read
-        for attempt in range(WRITE_ATTEMPTS):
-            if attempt:
-                props, version = self._read_user(user)
+        """AdminZkClient.changeConfigs(USER, ...) as a compare-and-set on the version read, retried on a race
+        (``read`` decided what to do; the write reads again in this user's turn)."""
+
+        def compute(props: dict[str, str]) -> dict[str, str]:
             new = {k: v for k, v in props.items() if k not in removed}
             new.update(added)
             validate_user_config(new)
-            if self._commit(sanitized, new, version):
-                return
-        raise ApiFailure(
-            E.STALE_CONTROLLER_EPOCH, f"Cannot set entity configs for {USERS} {sanitized}: concurrent updates."
-        )
+            return new
 
-    def _commit(self, sanitized: str, props: Mapping[str, str], version: int | None) -> bool:
-        return commit_user_config(
-            self.node.writes(self.session), sanitized, props, version, controller_wait_s=self.node.controller_wait_s
+        alter_user(
+            self.session, self.node.writes(self.session), user, compute, controller_wait_s=self.node.controller_wait_s
         )

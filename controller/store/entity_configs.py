@@ -1,0 +1,177 @@
+"""Entity configs (``/config/<type>/<name>``) and their change notifications, written as Kafka 3.9's
+ZooKeeper-mode brokers write them (AdminZkClient.changeEntityConfig → KafkaZkClient.setOrCreateEntityConfigs):
+one multi ``[check(/controller, zkVersion), setData|create /config/<type>/<name>, create config_change_ (seq)]``.
+
+The ``/controller`` check is Kafka's: an entity config may only change while the controller that will
+propagate it is the one read. The read-compute-write runs on :func:`controller.zk.cas.read_modify_write`, so writers
+of one entity inside this node take turns and only other processes can make a write lose its race.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+
+from controller.store.errors import ApiFailure
+from controller.zk import cas
+from controller.zk.errors import BadVersionError, NodeExistsError, NoNodeError, NotEmptyError, RolledBackError
+from controller.zk.ops import Check, Create, Op, SetData
+from controller.zk.session import ZkSession
+from controller.zk.types import ZnodeStat
+from zkmodel import errorcodes as E
+from zkmodel import paths
+from zkmodel.configs import ConfigChangeNotification, EntityConfig, entity_path
+from zkmodel.election import ControllerZnode
+from zkmodel.errors import ZnodeFormatError
+
+#: How often a read-modify-write is tried when the config znode or /controller changed underneath it.
+WRITE_ATTEMPTS = 5
+#: How often a write waiting for a controller looks at /controller again.
+CONTROLLER_POLL_S = 0.05
+
+
+def entity_props(path: str, data: bytes | None) -> dict[str, str]:
+    """ConfigEntityZNode.decode: null or empty data (a parent made by createRecursive) is an empty config."""
+    if not data:
+        return {}
+    return dict(EntityConfig.decode(path, data).config)
+
+
+def read_entity(session: ZkSession, path: str) -> tuple[dict[str, str], int | None]:
+    """An entity config and its znode's version (None when there is no znode)."""
+    found = session.get(path)
+    if found is None:
+        return {}, None
+    return entity_props(path, found[0]), found[1].version
+
+
+def read_entities(session: ZkSession, znode_paths: Sequence[str]) -> dict[str, dict[str, str]]:
+    """The configs of many entities ({} for a missing node), read in pipelined multiRead batches. A
+    config not in Kafka's format raises ZnodeFormatError."""
+    if not znode_paths:
+        return {}
+    found = session.read_data(list(znode_paths), timeout=30.0)
+    return {p: entity_props(p, r[0]) if r is not None else {} for p, r in found.items()}
+
+
+def read_entities_leniently(
+    session: ZkSession, entities: Sequence[tuple[str, str]], *, timeout: float
+) -> dict[tuple[str, str], dict[str, str]]:
+    """The configs of ``(entity type, name)`` pairs in one pipelined read, {} for a missing or unreadable
+    one: for readers that must go on with what they can read (the replica model's throttles)."""
+    by_path = {paths.entity_config(t, n): (t, n) for t, n in entities}
+    found = session.read_data(list(by_path), timeout=timeout)
+    out: dict[tuple[str, str], dict[str, str]] = {}
+    for path, entity in by_path.items():
+        result = found.get(path)
+        try:
+            out[entity] = entity_props(path, result[0]) if result is not None else {}
+        except ZnodeFormatError:
+            out[entity] = {}
+    return out
+
+
+def change_notification(entity: str) -> Create:
+    """The sequential ``/config/changes/config_change_`` node that tells every broker ``entity`` changed
+    (``<type>/<name>``, version 2 of the notification)."""
+    return Create(
+        f"{paths.CONFIG_CHANGES}/{paths.CONFIG_CHANGE_PREFIX}",
+        ConfigChangeNotification(entity).encode(),
+        sequential=True,
+    )
+
+
+def commit_entity_multi(session: ZkSession, ops: Sequence[Op], *, what: str, write: str) -> None:
+    """Run one entity-config multi whose last op is its change notification (AdminZkClient writes a config
+    and its notification together). Raises :class:`controller.zk.cas.Raced` when a compare-and-set lost a
+    race, /controller changed or someone else wrote first (re-read and retry); any other failure is raised."""
+    results = session.multi(ops, what=what, write=write)
+    failures = [r for r in results if isinstance(r, Exception) and not isinstance(r, RolledBackError)]
+    if not failures:
+        return
+    failure = failures[0]
+    if isinstance(failure, BadVersionError | NoNodeError | NodeExistsError | NotEmptyError) and (
+        results[-1] is not failure
+    ):
+        raise cas.Raced(f"{what}: {type(failure).__name__}")
+    raise failure
+
+
+def controller_for_config_write(session: ZkSession, what: str, wait_s: float = 0.0) -> ZnodeStat:
+    """The ``/controller`` stat an entity-config multi must check (KafkaZkClient.setOrCreateEntityConfigs).
+
+    Kafka throws ControllerMovedException without a ZooKeeper-mode controller, and ApiError.fromThrowable
+    maps that to STALE_CONTROLLER_EPOCH (11), not NOT_CONTROLLER. That error is not retriable, so a write
+    that lands in the moment between two controllers (a rolling restart) would fail for good; we first wait
+    up to ``wait_s`` for the next controller, as a forwarding broker would. A ``/controller`` payload we
+    cannot read is still a ZooKeeper-mode controller: only a KRaft controller epoch refuses the write.
+    """
+    deadline = time.monotonic() + wait_s
+    found = session.get(paths.CONTROLLER)
+    while found is None and time.monotonic() < deadline:
+        time.sleep(CONTROLLER_POLL_S)
+        found = session.get(paths.CONTROLLER)
+    if found is None:
+        raise ApiFailure(E.STALE_CONTROLLER_EPOCH, f"Cannot set entity configs for {what} when there is no controller.")
+    data, controller_stat = found
+    try:
+        kraft_epoch = ControllerZnode.decode(paths.CONTROLLER, data).kraft_controller_epoch
+    except ZnodeFormatError:
+        kraft_epoch = -1
+    if kraft_epoch > 0:
+        raise ApiFailure(
+            E.STALE_CONTROLLER_EPOCH, f"Cannot set entity configs for {what} directly when there is a KRaft controller."
+        )
+    return controller_stat
+
+
+def concurrent_updates(what: str) -> ApiFailure:
+    """What a client hears when an entity kept changing underneath every attempt. Kafka 3.9 would answer
+    UNKNOWN_SERVER_ERROR for a failed /controller check; we retry a few times (a changed controller is
+    harmless here) and then report it like a missing controller."""
+    return ApiFailure(E.STALE_CONTROLLER_EPOCH, f"Cannot set entity configs for {what}: concurrent updates.")
+
+
+def write_entity(
+    session: ZkSession, entity_type: str, name: str, config: Mapping[str, str], version: int | None, wait_s: float
+) -> None:
+    """One config multi at ``version`` (None: create); raises Raced when something moved underneath."""
+    what = f"{entity_type} {name}"
+    controller_stat = controller_for_config_write(session, what, wait_s)
+    path = paths.entity_config(entity_type, name)
+    payload = EntityConfig(dict(config)).encode()
+    if version is None:
+        session.ensure_persistent([path.rsplit("/", 1)[0]])
+    ops: list[Op] = [
+        Check(paths.CONTROLLER, controller_stat.version),
+        Create(path, payload) if version is None else SetData(path, payload, version),
+        change_notification(entity_path(entity_type, name)),
+    ]
+    commit_entity_multi(session, ops, what=f"alter configs of {what}", write="config")
+
+
+def alter_entity(
+    reads: ZkSession,
+    writes: ZkSession,
+    entity_type: str,
+    name: str,
+    compute: Callable[[dict[str, str]], dict[str, str]],
+    *,
+    validate_only: bool = False,
+    controller_wait_s: float = 0.0,
+) -> None:
+    """Read the entity's config, ``compute`` the new one (which raises to refuse it), and write it at the
+    version read; re-read and recompute on a lost race, at most :data:`WRITE_ATTEMPTS` times. With
+    ``validate_only`` nothing is written. ``reads``/``writes``: the node's session and the one its admin
+    writes use (the controller identity's, when it has one)."""
+    path = paths.entity_config(entity_type, name)
+
+    def attempt() -> None:
+        current, version = read_entity(reads, path)
+        new = compute(current)
+        if not validate_only:
+            write_entity(writes, entity_type, name, new, version, controller_wait_s)
+
+    cas.read_modify_write(
+        path, attempt, max_attempts=WRITE_ATTEMPTS, give_up=lambda: concurrent_updates(f"{entity_type} {name}")
+    )
