@@ -71,7 +71,7 @@ def test_lost_races_are_retried_with_the_wait_then_given_up() -> None:
         calls += 1
         raise cas.Raced("version moved")
 
-    with pytest.raises(KeyError, match="x"):
+    with pytest.raises(KeyError, match="gave up"):
         cas.read_modify_write(
             "/k",
             attempt,
