@@ -50,6 +50,8 @@ from zkmodel.topics import TopicAssignment
 from zkmodel.uuid import random_uuid
 
 log = logging.getLogger(__name__)
+#: How long an API call waits for the controller thread when the request gives no timeout of its own.
+CALL_TIMEOUT_S = 30.0
 T = TypeVar("T")
 #: Logged with every unexpected exception; the test suite fails if it appears.
 
@@ -566,9 +568,12 @@ class Controller:
             call.future.set_exception(exc)
         return f"handled {call.name}"
 
-    def call(self, name: str, fn: Callable[[Active], T], timeout: float = 30.0) -> T:
+    def call(self, name: str, fn: Callable[[Active], T], timeout: float = CALL_TIMEOUT_S) -> T:
         """Run ``fn`` with the active controller's state on the controller thread and wait for its result.
-        Raises KafkaApiError(NOT_CONTROLLER) if this node is not the active controller."""
+        Raises KafkaApiError(NOT_CONTROLLER) if this node is not the active controller, and
+        KafkaApiError(REQUEST_TIMED_OUT) when the controller has not answered within ``timeout`` seconds (its
+        queue is long, or ZooKeeper slow): what Kafka answers when a controller request times out. The call
+        stays queued and may still take effect, as in Kafka."""
         future: Future[Any] = Future()
 
         def run() -> Any:
@@ -576,10 +581,17 @@ class Controller:
             return fn(self.active)
 
         self._queue.put(ev.ApiCall(name, run, future))
-        result: T = future.result(timeout)
+        try:
+            result: T = future.result(timeout)
+        except TimeoutError:
+            raise KafkaApiError(
+                E.REQUEST_TIMED_OUT, f"The controller did not complete {name} within {round(timeout * 1000)} ms."
+            ) from None
         return result
 
-    def create_topics(self, topics: Sequence[NewTopic], *, validate_only: bool = False) -> dict[str, Result]:
+    def create_topics(
+        self, topics: Sequence[NewTopic], *, validate_only: bool = False, timeout: float = CALL_TIMEOUT_S
+    ) -> dict[str, Result]:
         def run(a: Active) -> dict[str, Result]:
             out: dict[str, Result] = {}
             names = [t.name for t in topics]
@@ -597,9 +609,9 @@ class Controller:
                     out[topic.name] = (exc.error, exc.message)
             return out
 
-        return self.call("CreateTopics", run)
+        return self.call("CreateTopics", run, timeout)
 
-    def delete_topics(self, names: Sequence[str]) -> dict[str, Result]:
+    def delete_topics(self, names: Sequence[str], *, timeout: float = CALL_TIMEOUT_S) -> dict[str, Result]:
         def run(a: Active) -> dict[str, Result]:
             out: dict[str, Result] = {}
             for name in dict.fromkeys(names):
@@ -611,10 +623,14 @@ class Controller:
             self._process_deletions()
             return out
 
-        return self.call("DeleteTopics", run)
+        return self.call("DeleteTopics", run, timeout)
 
     def create_partitions(
-        self, requests: Mapping[str, tuple[int, Sequence[Sequence[int]] | None]], *, validate_only: bool = False
+        self,
+        requests: Mapping[str, tuple[int, Sequence[Sequence[int]] | None]],
+        *,
+        validate_only: bool = False,
+        timeout: float = CALL_TIMEOUT_S,
     ) -> dict[str, Result]:
         def run(a: Active) -> dict[str, Result]:
             out: dict[str, Result] = {}
@@ -628,17 +644,17 @@ class Controller:
                     out[name] = (exc.error, exc.message)
             return out
 
-        return self.call("CreatePartitions", run)
+        return self.call("CreatePartitions", run, timeout)
 
     def alter_partition_reassignments(
-        self, requests: Mapping[TopicPartition, Sequence[int] | None]
+        self, requests: Mapping[TopicPartition, Sequence[int] | None], *, timeout: float = CALL_TIMEOUT_S
     ) -> dict[TopicPartition, Result]:
         def run(a: Active) -> dict[TopicPartition, Result]:
             results = a.reassigner.alter(requests)
             self._process_deletions()
             return results
 
-        return self.call("AlterPartitionReassignments", run)
+        return self.call("AlterPartitionReassignments", run, timeout)
 
     def list_partition_reassignments(
         self, partitions: Collection[TopicPartition] | None = None
@@ -646,13 +662,17 @@ class Controller:
         return self.call("ListPartitionReassignments", lambda a: a.reassigner.list(partitions))
 
     def elect_leaders(
-        self, election_type: int, partitions: Collection[TopicPartition] | None = None
+        self,
+        election_type: int,
+        partitions: Collection[TopicPartition] | None = None,
+        *,
+        timeout: float = CALL_TIMEOUT_S,
     ) -> dict[TopicPartition, Result]:
         def run(a: Active) -> dict[TopicPartition, Result]:
             tps = partitions if partitions is not None else [tp for tp, _ in a.ctx.all_partitions()]
             return a.leadership.elect_leaders(election_type, tps)
 
-        return self.call("ElectLeaders", run)
+        return self.call("ElectLeaders", run, timeout)
 
     def alter_partition(
         self, broker_id: int, broker_epoch: int, updates: Mapping[TopicPartition, IsrUpdate]

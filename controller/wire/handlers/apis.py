@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from kio.schema.errors import ErrorCode
 
 from controller.active.leadership import IsrUpdate
-from controller.active.loop import Controller, NewTopic
+from controller.active.loop import CALL_TIMEOUT_S, Controller, NewTopic
 from controller.wire import controlled_shutdown
 from controller.wire.authz import ALLOW_ALL, CLUSTER_NAME, Authz
 from controller.wire.codec import Request, build, encode_body, entity
@@ -381,7 +381,9 @@ class Apis:
                 )
         if controller is not None and to_create:
             try:
-                created = await asyncio.to_thread(controller.create_topics, to_create, validate_only=validate_only)
+                created = await asyncio.to_thread(
+                    controller.create_topics, to_create, validate_only=validate_only, timeout=_call_wait(timeout_ms)
+                )
             except KafkaApiError as exc:
                 created = {t.name: (exc.error, exc.message) for t in to_create}
             results.update(created)
@@ -454,7 +456,7 @@ class Apis:
             results = {n: (E.NOT_CONTROLLER, None) for n in names}
         elif names:
             try:
-                results = await asyncio.to_thread(controller.delete_topics, names)
+                results = await asyncio.to_thread(controller.delete_topics, names, timeout=_call_wait(timeout_ms))
             except KafkaApiError as exc:
                 results = {n: (exc.error, exc.message) for n in names}
             started = [n for n, (err, _m) in results.items() if err is E.NONE]
@@ -495,8 +497,10 @@ class Apis:
                             f"{len(origin)} to {len(target)} but allowReplicationFactorChange is false",
                         )
         todo = {tp: t for tp, t in requests.items() if tp not in rf_errors}
+        timeout_ms = int(body.timeout.total_seconds() * 1000)
         results, top, message = await _controller_call(
-            self._active_controller(), lambda c: c.alter_partition_reassignments(todo) if todo else {}
+            self._active_controller(),
+            lambda c: c.alter_partition_reassignments(todo, timeout=_call_wait(timeout_ms)) if todo else {},
         )
         per = {**(results or {}), **rf_errors}
         topic_cls, part_cls = entity(req, "ReassignableTopicResponse"), entity(req, "ReassignablePartitionResponse")
@@ -547,13 +551,14 @@ class Apis:
     async def elect_leaders(self, req: Request, _conn: Connection) -> Any:
         body = req.body
         election_type = int(getattr(body, "election_type", 0))
+        timeout_ms = int(body.timeout.total_seconds() * 1000)
         wanted = (
             None
             if body.topic_partitions is None
             else [TopicPartition(t.topic, int(p)) for t in body.topic_partitions for p in t.partitions]
         )
         results, top, _message = await _controller_call(
-            self._active_controller(), lambda c: c.elect_leaders(election_type, wanted)
+            self._active_controller(), lambda c: c.elect_leaders(election_type, wanted, timeout=_call_wait(timeout_ms))
         )
         if top is not E.NONE:  # v0 has no top-level error: Kafka reports it on every partition
             results = {tp: (top, _message) for tp in wanted or []}
@@ -640,7 +645,12 @@ class Apis:
         if controller is not None and wanted:
             try:
                 results.update(
-                    await asyncio.to_thread(controller.create_partitions, wanted, validate_only=validate_only)
+                    await asyncio.to_thread(
+                        controller.create_partitions,
+                        wanted,
+                        validate_only=validate_only,
+                        timeout=_call_wait(timeout_ms),
+                    )
                 )
             except KafkaApiError as exc:
                 results.update({n: (exc.error, exc.message) for n in wanted})
@@ -674,6 +684,12 @@ async def _controller_call(
         return await asyncio.to_thread(fn, controller), E.NONE, None
     except KafkaApiError as exc:
         return None, exc.error, exc.message
+
+
+def _call_wait(timeout_ms: int) -> float:
+    """How long a request waits for the controller thread: its own ``timeout_ms``, or the default when it
+    asks not to wait (KIP-4's 0: the work must still be accepted, only its completion is not awaited)."""
+    return timeout_ms / 1000 if timeout_ms > 0 else CALL_TIMEOUT_S
 
 
 def _config_problem(configs: dict[str, str]) -> str | None:
