@@ -54,8 +54,8 @@ class Connection:
         size = struct.unpack(">i", self._read(4))[0]
         data = self._read(size)
         resp_cls = load_response_schema(key, version)
-        header, offset = entity_reader(resp_cls.__header_schema__)(data, 0)
-        assert header.correlation_id == self.correlation
+        answered, offset = entity_reader(resp_cls.__header_schema__)(data, 0)
+        assert answered.correlation_id == self.correlation
         return entity_reader(resp_cls)(data, offset)[0]
 
     def _read(self, n: int) -> bytes:
