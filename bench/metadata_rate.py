@@ -23,8 +23,9 @@ from kio.index import load_request_schema
 from kio.serial import entity_writer
 from kio.static.primitive import i16, i32
 
+from controller.wire.apikeys import SUPPORTED
 from controller.wire.codec import encode_body, parse_request
-from controller.wire.handlers.apis import SUPPORTED, Apis, NodeView
+from controller.wire.handlers.apis import Apis, NodeView
 from controller.wire.runtime import WireRuntime
 from controller.wire.server import Connection
 from zkmodel.brokers import BrokerRegistration, EndPoint

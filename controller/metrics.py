@@ -15,27 +15,16 @@ from typing import TYPE_CHECKING
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 from controller.active.events import CONTROLLER_STATES
+from controller.wire.apikeys import api_name
 from zkmodel import errorcodes as E
 
 if TYPE_CHECKING:
     from controller.active.loop import Controller
     from controller.wire.server import Connection
 
-API_NAMES: dict[int, str] = {
-    3: "Metadata", 7: "ControlledShutdown", 17: "SaslHandshake", 18: "ApiVersions", 19: "CreateTopics",
-    20: "DeleteTopics", 29: "DescribeAcls", 30: "CreateAcls", 31: "DeleteAcls", 32: "DescribeConfigs",
-    33: "AlterConfigs", 36: "SaslAuthenticate", 37: "CreatePartitions", 43: "ElectLeaders",
-    44: "IncrementalAlterConfigs", 45: "AlterPartitionReassignments", 46: "ListPartitionReassignments",
-    48: "DescribeClientQuotas", 49: "AlterClientQuotas", 50: "DescribeUserScramCredentials",
-    51: "AlterUserScramCredentials", 56: "AlterPartition", 58: "Envelope", 60: "DescribeCluster",
-}  # fmt: skip
 WRITE_KINDS = ("controller", "election", "registration", "config", "quota", "acl", "isr", "create", "set")
 #: Request latency buckets (seconds): admin requests span sub-millisecond reads to multi-second creates.
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
-
-
-def api_name(api_key: int) -> str:
-    return API_NAMES.get(api_key, f"Api{api_key}")
 
 
 class NodeMetrics:

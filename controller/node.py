@@ -27,11 +27,12 @@ from controller.store.entity_configs import read_entities_leniently
 from controller.store.legacy_isr import LegacyIsrWriter
 from controller.store.registration import Registrar, ensure_persistent_paths, get_or_create_cluster_id
 from controller.store.scram import read_credential
+from controller.wire.apikeys import supported_apis
 from controller.wire.authz import ALLOW_ALL, Authz
 from controller.wire.client import KafkaClient
 from controller.wire.dispatch import Dispatcher
 from controller.wire.handlers.acls import AclApis
-from controller.wire.handlers.apis import Apis, NodeView, supported_apis
+from controller.wire.handlers.apis import Apis, NodeView
 from controller.wire.handlers.configs import ConfigApis
 from controller.wire.handlers.quotas import QuotaApis
 from controller.wire.handlers.sasl import SaslApis
@@ -204,8 +205,9 @@ class Node:
         handlers |= ConfigApis(view, self.session).handlers()
         handlers |= QuotaApis(view, self.session).handlers()
         handlers |= ScramApis(view, self.session).handlers()
-        acls = AclApis(self.session, self._write_session, authorizer_configured=self.config.acl_authorizer)
-        handlers |= {29: acls.describe_acls, 30: acls.create_acls, 31: acls.delete_acls}
+        handlers |= AclApis(
+            self.session, self._write_session, authorizer_configured=self.config.acl_authorizer
+        ).handlers()
         sasl_apis = SaslApis(
             self.config.sasl_listeners,
             self._scram_credential,

@@ -27,8 +27,8 @@ from controller.logtags import UNEXPECTED
 from controller.security.principal import KafkaPrincipal
 from controller.wire import envelope
 from controller.wire.client import ClientError, KafkaClient, SaslFailure
+from controller.wire.envelope import Outcome
 from zkmodel import errorcodes as E
-from zkmodel.errorcodes import KafkaError
 
 log = logging.getLogger(__name__)
 
@@ -61,17 +61,6 @@ class NoMetrics:
     def queue_length(self, n: int) -> None: ...
     def queue_time(self, seconds: float) -> None: ...
     def remote_time(self, seconds: float) -> None: ...
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What to tell the client: relay ``response`` (inner header + body), answer ``error`` for the whole
-    request, close the connection, or handle the request locally (the controller takes no envelopes)."""
-
-    response: bytes | None = None
-    error: KafkaError | None = None
-    close: bool = False
-    local: bool = False
 
 
 @dataclass

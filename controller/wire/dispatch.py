@@ -15,11 +15,10 @@ from typing import Any, Protocol
 from kio.index import load_response_schema
 from kio.serial import entity_reader
 
-from controller.broker.forwarding import ForwardingManager
-from controller.metrics import api_name
-from controller.security.principal import PrincipalSerdeError, deserialize
+from controller.security.principal import KafkaPrincipal, PrincipalSerdeError, deserialize
 from controller.store.errors import STORE_ERRORS, store_failure
 from controller.wire import envelope
+from controller.wire.apikeys import api_name, cluster_check, error_response, forwardable, has_error_response
 from controller.wire.authz import ALLOW_ALL, Authz
 from controller.wire.codec import (
     API_VERSIONS,
@@ -29,7 +28,6 @@ from controller.wire.codec import (
     encode_response,
     parse_request,
 )
-from controller.wire.error_responses import BUILDERS, error_response
 from controller.wire.server import Connection, Handler
 from zkmodel import errorcodes as E
 from zkmodel.acls import AclOperation
@@ -39,18 +37,11 @@ log = logging.getLogger(__name__)
 audit = logging.getLogger("bridgekeeper.audit")
 
 
-#: APIs Kafka refuses as a whole without the operation on the CLUSTER resource (authorizeClusterOperation).
-CLUSTER_CHECKS: dict[int, AclOperation] = {
-    29: AclOperation.DESCRIBE,  # DescribeAcls
-    30: AclOperation.ALTER,  # CreateAcls
-    31: AclOperation.ALTER,  # DeleteAcls
-    43: AclOperation.ALTER,  # ElectLeaders
-    45: AclOperation.ALTER,  # AlterPartitionReassignments
-    46: AclOperation.DESCRIBE,  # ListPartitionReassignments
-    48: AclOperation.DESCRIBE_CONFIGS,  # DescribeClientQuotas
-    49: AclOperation.ALTER_CONFIGS,  # AlterClientQuotas
-    56: AclOperation.CLUSTER_ACTION,  # AlterPartition
-}
+class Forwarder(Protocol):
+    """The KIP-590 channel to the active controller (``controller.broker.forwarding.ForwardingManager``):
+    the broker side hands it in, so the wire layer does not import the broker."""
+
+    async def forward(self, frame: bytes, principal: KafkaPrincipal, client_host: str) -> envelope.Outcome: ...
 
 
 class RequestMetrics(Protocol):
@@ -86,7 +77,7 @@ class Dispatcher:
         supported: dict[int, tuple[int, int]],
         *,
         is_active_controller: Callable[[], bool],
-        forwarder: ForwardingManager | None = None,
+        forwarder: Forwarder | None = None,
         accept_envelopes: bool = False,
         privileged_listener: str = "PLAINTEXT",
         authz: Authz = ALLOW_ALL,
@@ -133,13 +124,13 @@ class Dispatcher:
 
     async def _local(self, request: Request, conn: Connection) -> Any:
         """This node's handler, behind the whole-request cluster check Kafka makes for the API (if any)."""
-        operation = CLUSTER_CHECKS.get(request.api_key)
+        operation = cluster_check(request.api_key)
         if operation is not None and not self.authz.cluster(conn, operation):
             return error_response(request, E.CLUSTER_AUTHORIZATION_FAILED)
         try:
             return await self.handlers[request.api_key](request, conn)
         except STORE_ERRORS as exc:
-            if request.api_key not in BUILDERS:
+            if not has_error_response(request.api_key):
                 raise
             failure = store_failure(exc, f"for {api_name(request.api_key)}")
             return error_response(request, failure.error, failure.message)
@@ -147,8 +138,7 @@ class Dispatcher:
     def _should_forward(self, request: Request, conn: Connection) -> bool:
         return (
             self.forwarder is not None
-            and request.api_key in BUILDERS
-            and request.api_key in envelope.FORWARDABLE
+            and forwardable(request.api_key)
             and not conn.from_envelope
             and not self.is_active_controller()
         )
@@ -203,7 +193,7 @@ class Dispatcher:
         if len(inner_frame) < 8:
             return fail(E.INVALID_REQUEST)
         inner_key = int.from_bytes(inner_frame[:2], "big", signed=True)
-        if inner_key not in envelope.FORWARDABLE:
+        if not forwardable(inner_key):
             return fail(E.INVALID_REQUEST)
         try:
             inner = parse_request(inner_frame, self.supported)

@@ -12,15 +12,24 @@ from dataclasses import dataclass
 
 from controller.security.principal import KafkaPrincipal, serialize
 from controller.wire.framing import FrameError, compact_bytes, read_uvarint, skip_tags
+from zkmodel.errorcodes import KafkaError
 
 API_KEY = 58
 VERSION = 0
 #: Request header v2's fixed part: api key, version, correlation id, client id length.
 _HEADER = struct.Struct(">hhih")
 
-#: ApiKeys.forwardable in Kafka 3.9 (reference/kafka-zk-facts.md §4).
-FORWARDABLE: frozenset[int] = frozenset({19, 20, 30, 31, 33, 37, 38, 39, 40, 43, 44, 45, 46, 49, 51, 55, 57, 64, 67,
-                                         80, 81})  # fmt: skip
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a forwarding broker tells the client: relay ``response`` (inner header + body), answer ``error``
+    for the whole request, close the connection, or handle the request locally (the controller takes no
+    envelopes)."""
+
+    response: bytes | None = None
+    error: KafkaError | None = None
+    close: bool = False
+    local: bool = False
 
 
 class EnvelopeDecodeError(ValueError):

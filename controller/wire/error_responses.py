@@ -1,7 +1,9 @@
-"""Whole-request error responses for the forwardable APIs (Kafka's ``AbstractRequest.getErrorResponse``).
+"""Whole-request error responses (Kafka's ``AbstractRequest.getErrorResponse``), one builder per API that
+has one; :mod:`controller.wire.apikeys` names each API's builder in its spec row.
 
 A broker that cannot get an answer from the controller (timeout, envelope failure) still owes the client
-a well-formed response of the API it asked, with the error on every entry the client will look at.
+a well-formed response of the API it asked, with the error on every entry the client will look at; so does
+a node whose ZooKeeper failed under a handler.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import datetime
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeAlias
 
 from kio.schema.errors import ErrorCode
 
@@ -17,6 +19,8 @@ from controller.wire.codec import Request, build, entity
 from zkmodel.errorcodes import KafkaError
 
 ZERO = datetime.timedelta(0)
+#: (request, error, message) -> the API's response with that error everywhere.
+ErrorBuilder: TypeAlias = Callable[[Request, KafkaError, str | None], Any]
 NULL_UUID = uuid.UUID(int=0)
 
 
@@ -24,7 +28,7 @@ def _ec(error: KafkaError) -> ErrorCode:
     return ErrorCode(error.code)
 
 
-def _create_topics(req: Request, e: KafkaError, msg: str | None) -> Any:
+def create_topics(req: Request, e: KafkaError, msg: str | None) -> Any:
     cls = entity(req, "CreatableTopicResult")
     topics = tuple(
         build(cls, name=t.name, topic_id=NULL_UUID, error_code=_ec(e), error_message=msg,
@@ -34,7 +38,7 @@ def _create_topics(req: Request, e: KafkaError, msg: str | None) -> Any:
     return build(req.schema.CreateTopicsResponse, throttle_time=ZERO, topics=topics)
 
 
-def _delete_topics(req: Request, e: KafkaError, msg: str | None) -> Any:
+def delete_topics(req: Request, e: KafkaError, msg: str | None) -> Any:
     cls = entity(req, "DeletableTopicResult")
     body = req.body
     if getattr(body, "topics", None):
@@ -47,19 +51,19 @@ def _delete_topics(req: Request, e: KafkaError, msg: str | None) -> Any:
     return build(req.schema.DeleteTopicsResponse, throttle_time=ZERO, responses=results)
 
 
-def _create_acls(req: Request, e: KafkaError, msg: str | None) -> Any:
+def create_acls(req: Request, e: KafkaError, msg: str | None) -> Any:
     cls = entity(req, "AclCreationResult")
     results = tuple(build(cls, error_code=_ec(e), error_message=msg) for _ in req.body.creations)
     return build(req.schema.CreateAclsResponse, throttle_time=ZERO, results=results)
 
 
-def _delete_acls(req: Request, e: KafkaError, msg: str | None) -> Any:
+def delete_acls(req: Request, e: KafkaError, msg: str | None) -> Any:
     cls = entity(req, "DeleteAclsFilterResult")
     results = tuple(build(cls, error_code=_ec(e), error_message=msg, matching_acls=()) for _ in req.body.filters)
     return build(req.schema.DeleteAclsResponse, throttle_time=ZERO, filter_results=results)
 
 
-def _alter_configs(response_name: str) -> Callable[[Request, KafkaError, str | None], Any]:
+def alter_configs(response_name: str) -> Callable[[Request, KafkaError, str | None], Any]:
     def make(req: Request, e: KafkaError, msg: str | None) -> Any:
         cls = entity(req, "AlterConfigsResourceResponse")
         responses = tuple(
@@ -72,13 +76,13 @@ def _alter_configs(response_name: str) -> Callable[[Request, KafkaError, str | N
     return make
 
 
-def _create_partitions(req: Request, e: KafkaError, msg: str | None) -> Any:
+def create_partitions(req: Request, e: KafkaError, msg: str | None) -> Any:
     cls = entity(req, "CreatePartitionsTopicResult")
     results = tuple(build(cls, name=t.name, error_code=_ec(e), error_message=msg) for t in req.body.topics)
     return build(req.schema.CreatePartitionsResponse, throttle_time=ZERO, results=results)
 
 
-def _elect_leaders(req: Request, e: KafkaError, msg: str | None) -> Any:
+def elect_leaders(req: Request, e: KafkaError, msg: str | None) -> Any:
     topic_cls, part_cls = entity(req, "ReplicaElectionResult"), entity(req, "PartitionResult")
     results = tuple(
         build(topic_cls, topic=t.topic, partition_result=tuple(
@@ -89,7 +93,7 @@ def _elect_leaders(req: Request, e: KafkaError, msg: str | None) -> Any:
                  replica_election_results=results)  # fmt: skip
 
 
-def _alter_reassignments(req: Request, e: KafkaError, msg: str | None) -> Any:
+def alter_reassignments(req: Request, e: KafkaError, msg: str | None) -> Any:
     topic_cls, part_cls = entity(req, "ReassignableTopicResponse"), entity(req, "ReassignablePartitionResponse")
     responses = tuple(
         build(topic_cls, name=t.name, partitions=tuple(
@@ -102,12 +106,12 @@ def _alter_reassignments(req: Request, e: KafkaError, msg: str | None) -> Any:
                  responses=responses)  # fmt: skip
 
 
-def _list_reassignments(req: Request, e: KafkaError, msg: str | None) -> Any:
+def list_reassignments(req: Request, e: KafkaError, msg: str | None) -> Any:
     return build(req.schema.ListPartitionReassignmentsResponse, throttle_time=ZERO, error_code=_ec(e),
                  error_message=msg, topics=())  # fmt: skip
 
 
-def _alter_quotas(req: Request, e: KafkaError, msg: str | None) -> Any:
+def alter_quotas(req: Request, e: KafkaError, msg: str | None) -> Any:
     entry_cls, entity_cls = entity(req, "EntryData"), entity(req, "EntityData")
     entries = tuple(
         build(entry_cls, error_code=_ec(e), error_message=msg, entity=tuple(
@@ -117,7 +121,7 @@ def _alter_quotas(req: Request, e: KafkaError, msg: str | None) -> Any:
     return build(req.schema.AlterClientQuotasResponse, throttle_time=ZERO, entries=entries)
 
 
-def _alter_scram(req: Request, e: KafkaError, msg: str | None) -> Any:
+def alter_scram(req: Request, e: KafkaError, msg: str | None) -> Any:
     cls = entity(req, "AlterUserScramCredentialsResult")
     users: list[str] = []
     for item in (*req.body.deletions, *req.body.upsertions):
@@ -127,39 +131,15 @@ def _alter_scram(req: Request, e: KafkaError, msg: str | None) -> Any:
     return build(req.schema.AlterUserScramCredentialsResponse, throttle_time=ZERO, results=results)
 
 
-def _describe_acls(req: Request, e: KafkaError, msg: str | None) -> Any:
+def describe_acls(req: Request, e: KafkaError, msg: str | None) -> Any:
     return build(req.schema.DescribeAclsResponse, throttle_time=ZERO, error_code=_ec(e), error_message=msg,
                  resources=())  # fmt: skip
 
 
-def _describe_quotas(req: Request, e: KafkaError, msg: str | None) -> Any:
+def describe_quotas(req: Request, e: KafkaError, msg: str | None) -> Any:
     return build(req.schema.DescribeClientQuotasResponse, throttle_time=ZERO, error_code=_ec(e), error_message=msg,
                  entries=None)  # fmt: skip
 
 
-def _alter_partition(req: Request, e: KafkaError, _msg: str | None) -> Any:
+def alter_partition(req: Request, e: KafkaError, _msg: str | None) -> Any:
     return build(req.schema.AlterPartitionResponse, throttle_time=ZERO, error_code=_ec(e), topics=())
-
-
-BUILDERS: dict[int, Callable[[Request, KafkaError, str | None], Any]] = {
-    29: _describe_acls,
-    48: _describe_quotas,
-    56: _alter_partition,
-    19: _create_topics,
-    20: _delete_topics,
-    30: _create_acls,
-    31: _delete_acls,
-    33: _alter_configs("AlterConfigsResponse"),
-    37: _create_partitions,
-    43: _elect_leaders,
-    44: _alter_configs("IncrementalAlterConfigsResponse"),
-    45: _alter_reassignments,
-    46: _list_reassignments,
-    49: _alter_quotas,
-    51: _alter_scram,
-}
-
-
-def error_response(req: Request, error: KafkaError, message: str | None = None) -> Any:
-    """The kio response to ``req`` with ``error`` everywhere; KeyError for an API without a builder."""
-    return BUILDERS[req.api_key](req, error, message)

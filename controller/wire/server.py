@@ -16,6 +16,7 @@ from typing import Any
 
 from controller.logtags import UNEXPECTED
 from controller.security.principal import ANONYMOUS, KafkaPrincipal
+from controller.wire.apikeys import PRE_AUTH
 from controller.wire.codec import (
     API_VERSIONS,
     MalformedRequest,
@@ -58,8 +59,6 @@ Handler = Callable[[Request, Connection], Awaitable[Any]]
 RawHandler = Callable[[bytes, Connection], Awaitable[bytes | None]]
 #: Routes a parsed request: returns the whole response (header + body) or None to close the connection.
 Dispatch = Callable[[Request, bytes, Connection], Awaitable[bytes | None]]
-#: APIs a SASL connection may use before it has authenticated.
-PRE_AUTH_APIS = frozenset({18, 17, 36})
 
 
 class KafkaServer:
@@ -153,7 +152,7 @@ class KafkaServer:
 
     async def _handle(self, frame: bytes, conn: Connection) -> bytes | None:
         api_key = int.from_bytes(frame[:2], "big", signed=True) if len(frame) >= 2 else None
-        if not conn.authenticated and api_key not in PRE_AUTH_APIS:
+        if not conn.authenticated and api_key not in PRE_AUTH:
             # Kafka: "Unexpected Kafka request of type X during SASL handshake" -> the connection is closed.
             log.info("closing %s:%d: request before SASL authentication", conn.peer_host, conn.peer_port)
             if self.on_auth_failure is not None:

@@ -29,9 +29,10 @@ from kio.schema.errors import ErrorCode
 from kio.serial import entity_reader, entity_writer
 from kio.static.primitive import i8, i16, i32, i32Timedelta
 
-from controller.broker.forwarding import ForwardingManager, Outcome
+from controller.broker.forwarding import ForwardingManager
 from controller.security.principal import KafkaPrincipal, serialize
 from controller.wire.client import KafkaClient
+from controller.wire.envelope import Outcome
 from zkmodel import errorcodes as E
 from zkmodel.brokers import BrokerRegistration, EndPoint
 

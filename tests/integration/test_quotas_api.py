@@ -13,8 +13,9 @@ from kazoo.client import KazooClient
 from kio.index import load_request_schema
 
 from controller.store.registration import ensure_persistent_paths
+from controller.wire.apikeys import SUPPORTED as ALL_APIS
 from controller.wire.handlers.apis import Apis, NodeView
-from controller.wire.handlers.quotas import SUPPORTED_QUOTAS, QuotaApis, java_double_to_string, java_parse_double
+from controller.wire.handlers.quotas import QuotaApis, java_double_to_string, java_parse_double
 from controller.wire.runtime import WireRuntime
 from controller.zk.session import ZkSession
 from tests.wireutil import call
@@ -22,7 +23,7 @@ from zkmodel.brokers import EndPoint
 
 pytestmark = pytest.mark.integration
 
-SUPPORTED = {18: (0, 4), **SUPPORTED_QUOTAS}
+SUPPORTED = {k: ALL_APIS[k] for k in (18, 48, 49)}
 EXACT, DEFAULT, SPECIFIED = 0, 1, 2
 INVALID_REQUEST, UNKNOWN_SERVER_ERROR, UNSUPPORTED_VERSION, STALE_CONTROLLER_EPOCH = 42, -1, 35, 11
 

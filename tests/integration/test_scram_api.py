@@ -28,9 +28,10 @@ from controller.security.scram import (
 )
 from controller.store import scram as scram_store
 from controller.store.registration import ensure_persistent_paths
+from controller.wire.apikeys import SUPPORTED
 from controller.wire.authz import Authz
-from controller.wire.handlers.apis import SUPPORTED, Apis, NodeView
-from controller.wire.handlers.scram import SUPPORTED_SCRAM, ScramApis
+from controller.wire.handlers.apis import Apis, NodeView
+from controller.wire.handlers.scram import ScramApis
 from controller.wire.runtime import WireRuntime
 from controller.zk.session import ZkSession
 from tests.wireutil import call
@@ -110,7 +111,7 @@ def server(zk: KazooClient, zk_hosts: str) -> Iterator[Server]:
     )
     apis = ScramApis(view, session)
     handlers = {**Apis(view).handlers(), **apis.handlers()}
-    runtime = WireRuntime(handlers, {**SUPPORTED, **SUPPORTED_SCRAM}, max_frame=1 << 20)
+    runtime = WireRuntime(handlers, SUPPORTED, max_frame=1 << 20)
     port = runtime.start([EndPoint("PLAINTEXT", "127.0.0.1", 0, "PLAINTEXT")])[0].port
     # Metadata must name this listener for a real client to find its controller.
     registration = BrokerRegistration((EndPoint("PLAINTEXT", "127.0.0.1", port, "PLAINTEXT"),), 1)

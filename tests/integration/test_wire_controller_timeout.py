@@ -17,7 +17,8 @@ from kazoo.client import KazooClient
 from kio.index import load_request_schema, load_response_schema
 from kio.serial import entity_reader, entity_writer
 
-from controller.wire.handlers.apis import SUPPORTED, Apis, NodeView
+from controller.wire.apikeys import SUPPORTED
+from controller.wire.handlers.apis import Apis, NodeView
 from controller.wire.runtime import WireRuntime
 from tests.integration.cluster import cluster
 from zkmodel.brokers import EndPoint

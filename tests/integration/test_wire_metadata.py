@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from kio.index import load_request_schema
 
-from controller.wire.handlers.apis import SUPPORTED, Apis, NodeView
+from controller.wire.apikeys import SUPPORTED
+from controller.wire.handlers.apis import Apis, NodeView
 from controller.wire.runtime import WireRuntime
 from tests.wireutil import call
 from zkmodel.brokers import BrokerRegistration, EndPoint

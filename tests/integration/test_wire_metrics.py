@@ -14,9 +14,10 @@ from kio.schema.types import TopicName
 from prometheus_client import generate_latest
 
 from controller.metrics import NodeMetrics
+from controller.wire.apikeys import SUPPORTED
 from controller.wire.client import KafkaClient
 from controller.wire.dispatch import Dispatcher
-from controller.wire.handlers.apis import SUPPORTED, Apis, NodeView
+from controller.wire.handlers.apis import Apis, NodeView
 from controller.wire.runtime import WireRuntime
 from tests.integration.cluster import wait_for
 from zkmodel.brokers import EndPoint

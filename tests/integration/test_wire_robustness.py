@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.wire.handlers.apis import SUPPORTED, Apis, NodeView
+from controller.wire.apikeys import SUPPORTED
+from controller.wire.handlers.apis import Apis, NodeView
 from controller.wire.runtime import WireRuntime
 from zkmodel.brokers import EndPoint
 

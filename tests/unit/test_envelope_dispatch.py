@@ -22,11 +22,10 @@ from kio.static.primitive import i8, i16, i32
 
 from controller.security.principal import KafkaPrincipal, serialize
 from controller.wire import envelope
+from controller.wire.apikeys import SUPPORTED, error_response
 from controller.wire.authz import Authz
 from controller.wire.codec import Request, parse_request
 from controller.wire.dispatch import Dispatcher
-from controller.wire.error_responses import error_response
-from controller.wire.handlers.apis import SUPPORTED
 from controller.wire.server import Connection
 from zkmodel import errorcodes as E
 from zkmodel.acls import AclOperation, ResourceType
@@ -179,7 +178,7 @@ def test_a_request_that_came_in_an_envelope_is_never_forwarded_again() -> None:
 
     handler = Recorder()
     d = dispatcher(handler, active=True)
-    d.forwarder = Refuses()  # type: ignore[assignment]
+    d.forwarder = Refuses()
     d.is_active_controller = lambda: False  # a broker that lost the election mid-request would still not forward
     inner = parse_request(iac_frame(), SUPPORTED_HERE)
     conn = Connection("INTERNAL", "127.0.0.1", 1, from_envelope=True)

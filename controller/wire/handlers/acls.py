@@ -20,9 +20,9 @@ from kio.schema.errors import ErrorCode
 
 from controller.store import acls as acl_store
 from controller.store.acls import AclBinding, AclBindingFilter, FilterPattern
+from controller.wire.apikeys import bind, error_response
 from controller.wire.codec import Request, build, entity
-from controller.wire.error_responses import error_response
-from controller.wire.server import Connection
+from controller.wire.server import Connection, Handler
 from zkmodel import errorcodes as E
 from zkmodel.acls import AclEntry, AclOperation, PatternType, PermissionType, ResourcePattern, ResourceType
 from zkmodel.errorcodes import KafkaError
@@ -131,6 +131,9 @@ class AclApis:
 
     def _write_session(self) -> ZkSession:
         return self.write_session() if self.write_session is not None else self.session
+
+    def handlers(self) -> dict[int, Handler]:
+        return bind(self)
 
     async def describe_acls(self, req: Request, _conn: Connection) -> Any:
         body = req.body

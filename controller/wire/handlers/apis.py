@@ -20,6 +20,7 @@ from kio.schema.errors import ErrorCode
 from controller.active.leadership import IsrUpdate
 from controller.active.loop import CALL_TIMEOUT_S, Controller, NewTopic
 from controller.wire import controlled_shutdown
+from controller.wire.apikeys import SUPPORTED, bind
 from controller.wire.authz import ALLOW_ALL, CLUSTER_NAME, Authz
 from controller.wire.codec import Request, build, encode_body, entity
 from controller.wire.server import Connection, Handler
@@ -34,47 +35,8 @@ ZERO = datetime.timedelta(0)
 NULL_UUID = uuid.UUID(int=0)
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 
+
 #: What we advertise (a Kafka-3.9-like set inside what kio decodes; reference/kafka-clients.md §1.3).
-SUPPORTED: dict[int, tuple[int, int]] = {
-    18: (0, 4),  # ApiVersions
-    3: (0, 12),  # Metadata
-    19: (2, 7),  # CreateTopics
-    20: (1, 6),  # DeleteTopics
-    37: (0, 3),  # CreatePartitions
-    60: (0, 1),  # DescribeCluster
-    43: (0, 2),  # ElectLeaders
-    45: (0, 1),  # AlterPartitionReassignments (v1: KIP-860 allowReplicationFactorChange)
-    46: (0, 0),  # ListPartitionReassignments
-    56: (2, 3),  # AlterPartition (broker -> controller; topic ids, so IBP >= 2.8-IV0)
-    7: (3, 3),  # ControlledShutdown (broker -> controller), hand-coded
-    32: (1, 4),  # DescribeConfigs
-    33: (0, 2),  # AlterConfigs
-    44: (0, 1),  # IncrementalAlterConfigs
-    29: (1, 3),  # DescribeAcls
-    30: (1, 3),  # CreateAcls
-    31: (1, 3),  # DeleteAcls
-    48: (0, 1),  # DescribeClientQuotas
-    49: (0, 1),  # AlterClientQuotas
-    17: (1, 1),  # SaslHandshake (v0's raw-token exchange is not served)
-    36: (0, 2),  # SaslAuthenticate
-    50: (0, 0),  # DescribeUserScramCredentials
-    51: (0, 0),  # AlterUserScramCredentials
-}
-ENVELOPE = 58
-
-
-def supported_apis(*, forwarding: bool) -> dict[int, tuple[int, int]]:
-    """A node's ApiVersions: the Envelope is advertised only where envelopes are taken, i.e. at or above the
-    forwarding gate, so a forwarding broker knows whether the controller it found can take one."""
-    return {**SUPPORTED, ENVELOPE: (0, 0)} if forwarding else dict(SUPPORTED)
-
-
-class Snapshot(Protocol):
-    brokers: Any
-    topics: Any
-    controller_id: int
-
-
 class Cache(Protocol):
     def snapshot(self) -> Any: ...
 
@@ -128,18 +90,7 @@ class Apis:
         self._metadata_bodies: dict[tuple[Any, ...], bytes] = {}
 
     def handlers(self) -> dict[int, Handler]:
-        return {
-            18: self.api_versions,
-            3: self.metadata,
-            60: self.describe_cluster,
-            19: self.create_topics,
-            20: self.delete_topics,
-            37: self.create_partitions,
-            43: self.elect_leaders,
-            45: self.alter_partition_reassignments,
-            46: self.list_partition_reassignments,
-            56: self.alter_partition,
-        }
+        return bind(self)
 
     # -- broker APIs ------------------------------------------------------------------------------------
     async def api_versions(self, req: Request, _conn: Connection) -> Any:
@@ -313,7 +264,7 @@ class Apis:
         )
 
     def raw_handlers(self) -> dict[int, Any]:
-        return {controlled_shutdown.API_KEY: self.controlled_shutdown}
+        return bind(self, raw=True)
 
     async def controlled_shutdown(self, frame: bytes, conn: Connection) -> bytes | None:
         """Move leadership off a stopping broker and drop it from ISRs; answer what it still leads."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.store.entity_configs import alter_entity, read_entity
 from controller.store.errors import STORE_ERRORS, ApiFailure, store_failure
+from controller.wire.apikeys import bind
 from controller.wire.codec import Request, build, entity
 from controller.wire.handlers.apis import NodeView, code
 from controller.wire.server import Connection, Handler
@@ -80,7 +81,7 @@ class ConfigApis:
         self.session = session
 
     def handlers(self) -> dict[int, Handler]:
-        return {32: self.describe_configs, 33: self.alter_configs, 44: self.incremental_alter_configs}
+        return bind(self)
 
     # -- ZooKeeper access (blocking; called through asyncio.to_thread) ----------------------------------------
     def _read(self, entity_type: str, name: str) -> tuple[dict[str, str], int | None]:

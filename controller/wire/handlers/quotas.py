@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.store.errors import STORE_ERRORS, ApiFailure, store_failure
 from controller.store.quotas import alter_quota_entity, read_children, read_entities
+from controller.wire.apikeys import bind
 from controller.wire.codec import Request, build, entity
 from controller.wire.handlers.apis import NodeView, code
 from controller.wire.server import Connection, Handler
@@ -35,8 +36,6 @@ from zkmodel.errors import ZnodeFormatError
 if TYPE_CHECKING:  # the handler passes the node's session to the stores, never calls it
     from controller.zk.session import ZkSession
 
-#: The versions kio has (both APIs: v0-1, identical apart from flexible encoding in v1).
-SUPPORTED_QUOTAS: dict[int, tuple[int, int]] = {48: (0, 1), 49: (0, 1)}
 
 ZERO = datetime.timedelta(0)
 USER, CLIENT_ID, IP = "user", "client-id", "ip"
@@ -155,7 +154,7 @@ class QuotaApis:
         self.session = session
 
     def handlers(self) -> dict[int, Handler]:
-        return {48: self.describe_client_quotas, 49: self.alter_client_quotas}
+        return bind(self)
 
     # -- DescribeClientQuotas ---------------------------------------------------------------------------------
     async def describe_client_quotas(self, req: Request, _conn: Connection) -> Any:

@@ -21,6 +21,7 @@ from controller.security.plain import PlainServer
 from controller.security.principal import KafkaPrincipal
 from controller.security.scram import ScramCredential, ScramServer
 from controller.security.settings import ListenerSasl
+from controller.wire.apikeys import bind
 from controller.wire.codec import Request, build
 from controller.wire.server import Connection
 from zkmodel import errorcodes as E
@@ -44,7 +45,7 @@ class SaslApis:
         self.on_failure = on_failure
 
     def handlers(self) -> dict[int, Any]:
-        return {17: self.handshake, 36: self.authenticate}
+        return bind(self)
 
     async def handshake(self, req: Request, conn: Connection) -> Any:
         sasl = self.listeners.get(conn.listener)

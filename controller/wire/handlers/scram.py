@@ -31,6 +31,7 @@ from controller.security.scram import (
 )
 from controller.store.errors import ApiFailure
 from controller.store.scram import alter_user, read_all_users, read_user
+from controller.wire.apikeys import bind
 from controller.wire.codec import Request, build, entity
 from controller.wire.handlers.apis import NodeView, code
 from controller.wire.handlers.quotas import DOUBLE, LONG, USER_KEYS, java_parse_double
@@ -47,8 +48,6 @@ if TYPE_CHECKING:  # the handler passes the node's session to the stores, never 
 
 log = logging.getLogger(__name__)
 
-#: kio has v0 only of both (Kafka 3.9 too).
-SUPPORTED_SCRAM: dict[int, tuple[int, int]] = {50: (0, 0), 51: (0, 0)}
 
 ZERO = datetime.timedelta(0)
 WRITE_ATTEMPTS = 5
@@ -124,7 +123,7 @@ class ScramApis:
         self.session = session
 
     def handlers(self) -> dict[int, Handler]:
-        return {50: self.describe_user_scram_credentials, 51: self.alter_user_scram_credentials}
+        return bind(self)
 
     # -- DescribeUserScramCredentials ---------------------------------------------------------------------
     async def describe_user_scram_credentials(self, req: Request, conn: Connection) -> Any:
