@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kio.schema.api_versions.v3.request import ApiVersionsRequest
+from tenacity import RetryCallState, Retrying, wait_exponential
 
 from controller.logtags import UNEXPECTED
 from controller.security.principal import KafkaPrincipal
@@ -40,9 +41,28 @@ RECONNECT_BACKOFF_S = 0.05
 RECONNECT_BACKOFF_MAX_S = 1.0
 
 
-def _doubled(backoff: float) -> float:
-    """reconnect.backoff.ms (50 ms) doubling up to reconnect.backoff.max.ms (1 s), as Kafka's NetworkClient."""
-    return min(max(backoff * 2, RECONNECT_BACKOFF_S), RECONNECT_BACKOFF_MAX_S)
+class Backoff:
+    """reconnect.backoff.ms (50 ms) doubling up to reconnect.backoff.max.ms (1 s) with each failure in a row,
+    as Kafka's NetworkClient; 0 until the first failure and again after a success. Not a loop: the
+    forwarding channel consults it between its own attempts, so it keeps the count and tenacity's
+    exponential wait does the arithmetic."""
+
+    _WAIT = wait_exponential(multiplier=RECONNECT_BACKOFF_S, min=RECONNECT_BACKOFF_S, max=RECONNECT_BACKOFF_MAX_S)
+
+    def __init__(self) -> None:
+        self._state = RetryCallState(Retrying(), None, (), {})
+        self._state.attempt_number = 0
+        self.seconds = 0.0
+
+    def failed(self) -> float:
+        """One more failure in a row: the wait before the next attempt."""
+        self._state.attempt_number += 1
+        self.seconds = self._WAIT(self._state)
+        return self.seconds
+
+    def reset(self) -> None:
+        self._state.attempt_number = 0
+        self.seconds = 0.0
 
 
 class ForwardingMetrics(Protocol):
@@ -110,10 +130,10 @@ class ForwardingManager:
         self._channel: _Channel | None = None
         self._correlation = 0
         self._stale: tuple[int, int, float] | None = None
-        #: Seconds to wait before the next connection attempt; 0 after a successful exchange.
-        self._reconnect_backoff = 0.0
+        #: How long to wait before the next connection attempt; 0 after a successful exchange.
+        self._reconnect_backoff = Backoff()
         #: How long a controller that answered NOT_CONTROLLER is left alone if the cache does not move on.
-        self._not_controller_backoff = 0.0
+        self._not_controller_backoff = Backoff()
 
     def start(self) -> None:
         """Nothing to start: the first forwarded request connects."""
@@ -164,7 +184,7 @@ class ForwardingManager:
                 return Outcome(error=E.UNKNOWN_SERVER_ERROR)
             except (ClientError, OSError) as exc:
                 log.info("forwarding: controller %d unreachable (%s); retrying", target[0], exc)
-                self._reconnect_backoff = _doubled(self._reconnect_backoff)
+                self._reconnect_backoff.failed()
                 continue
             if channel.supports_envelope is None:
                 # Kafka: a version mismatch from the network client -> UNKNOWN_SERVER_ERROR for the client.
@@ -201,7 +221,7 @@ class ForwardingManager:
         except (OSError, asyncio.IncompleteReadError, TimeoutError) as exc:
             log.info("forwarding: lost controller %d (%r); retrying", target[0], exc)
             await self._forget()
-            self._reconnect_backoff = _doubled(self._reconnect_backoff)
+            self._reconnect_backoff.failed()
             return None
         except asyncio.CancelledError:
             # The answer may still arrive: a channel with an unread response must not carry the next request.
@@ -218,8 +238,8 @@ class ForwardingManager:
             log.info("forwarding: broker %d is no longer the controller; rediscovering", target[0])
             await self._forget(stale_controller=(target[0], version_at_send))
             return None
-        self._reconnect_backoff = 0.0
-        self._not_controller_backoff = 0.0
+        self._reconnect_backoff.reset()
+        self._not_controller_backoff.reset()
         return self._final(item, sent, self._answer(item, target, reply))
 
     def _final(self, item: _Item, sent: float, outcome: Outcome) -> Outcome:
@@ -267,8 +287,8 @@ class ForwardingManager:
         if self._channel is not None and self._channel.target == target:
             return self._channel
         await self._forget()
-        if self._reconnect_backoff:
-            await asyncio.sleep(min(max(remaining, 0.0), self._reconnect_backoff))
+        if self._reconnect_backoff.seconds:
+            await asyncio.sleep(min(max(remaining, 0.0), self._reconnect_backoff.seconds))
         sock, supports_envelope = await asyncio.to_thread(self._open, target, remaining)
         reader, writer = await asyncio.open_connection(sock=sock)
         self._channel = _Channel(target, reader, writer, supports_envelope)
@@ -305,5 +325,4 @@ class ForwardingManager:
             with contextlib.suppress(OSError, ConnectionError):
                 await channel.writer.wait_closed()
         if stale_controller is not None:
-            self._not_controller_backoff = _doubled(self._not_controller_backoff)
-            self._stale = (*stale_controller, time.monotonic() + self._not_controller_backoff)
+            self._stale = (*stale_controller, time.monotonic() + self._not_controller_backoff.failed())

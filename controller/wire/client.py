@@ -7,13 +7,14 @@ import io
 import socket
 import struct
 import threading
-from typing import Any
+from typing import Any, NoReturn
 
 from kio.index import load_request_schema, load_response_schema
 from kio.schema.sasl_authenticate.v2.request import SaslAuthenticateRequest
 from kio.schema.sasl_handshake.v1.request import SaslHandshakeRequest
 from kio.serial import entity_reader, entity_writer
 from kio.static.primitive import i16, i32
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from controller.security.errors import SaslAuthenticationError
 from controller.security.scram import ScramClient
@@ -28,6 +29,14 @@ class SaslFailure(ClientError):
     """The controller refused our credentials: retrying will not help (Kafka: AuthenticationException)."""
 
 
+#: What a broken connection raises while a request is exchanged (a short read, a garbled frame).
+_BROKEN = (OSError, struct.error, ValueError)
+
+
+def _reconnect_helps(exc: BaseException) -> bool:
+    return isinstance(exc, _BROKEN) and not isinstance(exc, SaslFailure)
+
+
 class KafkaClient:
     def __init__(
         self, host: str, port: int, *, client_id: str, timeout: float = 10.0, sasl: SaslCredentials | None = None
@@ -38,6 +47,10 @@ class KafkaClient:
         self.client_id = client_id
         self.timeout = timeout
         self._sock: socket.socket | None = None
+        # Built once per client, not per request: two attempts, the second on a fresh connection.
+        self._retrying = Retrying(
+            stop=stop_after_attempt(2), retry=retry_if_exception(_reconnect_helps), retry_error_callback=self._gave_up
+        )
         self._correlation = 0
         self._lock = threading.Lock()
 
@@ -54,19 +67,21 @@ class KafkaClient:
             self._sock = None
 
     def request(self, api_key: int, version: int, body: Any) -> Any:
-        """Send one request and return the decoded response body (reconnecting once if needed)."""
+        """Send one request and return the decoded response body, on a new connection once more if the
+        connection broke (a controller restarts between two requests); refused credentials are final."""
         with self._lock:
-            for attempt in range(2):
-                try:
-                    return self._exchange(api_key, version, body)
-                except SaslFailure:
-                    self.close()
-                    raise
-                except (OSError, struct.error, ValueError) as exc:
-                    self.close()
-                    if attempt == 1:
-                        raise ClientError(f"{self.host}:{self.port}: {exc!r}") from exc
-            raise AssertionError("unreachable")
+            return self._retrying(self._exchange_or_close, api_key, version, body)
+
+    def _exchange_or_close(self, api_key: int, version: int, body: Any) -> Any:
+        try:
+            return self._exchange(api_key, version, body)
+        except _BROKEN:
+            self.close()
+            raise
+
+    def _gave_up(self, state: RetryCallState) -> NoReturn:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        raise ClientError(f"{self.host}:{self.port}: {exc!r}") from exc
 
     def raw_request(self, encode: Any) -> bytes:
         """For APIs kio has no schema for: ``encode(correlation_id)`` builds the frame; returns the raw reply."""
