@@ -32,7 +32,8 @@ from controller.wire.authz import ALLOW_ALL, Authz
 from controller.wire.client import KafkaClient
 from controller.wire.dispatch import Dispatcher
 from controller.wire.handlers.acls import AclApis
-from controller.wire.handlers.apis import Apis, NodeView
+from controller.wire.handlers.apis import Apis
+from controller.wire.handlers.base import NodeView
 from controller.wire.handlers.configs import ConfigApis
 from controller.wire.handlers.quotas import QuotaApis
 from controller.wire.handlers.sasl import SaslApis

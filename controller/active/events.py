@@ -9,12 +9,16 @@ from typing import Any
 
 
 @dataclass(frozen=True)
-class Startup:
+class Signal:
+    """An event that carries nothing but its kind (equal to every other of the same kind, so a deferred one
+    is queued once)."""
+
+
+class Startup(Signal):
     pass
 
 
-@dataclass(frozen=True)
-class Tick:
+class Tick(Signal):
     pass
 
 
@@ -23,13 +27,11 @@ class ControllerChange:
     deleted: bool
 
 
-@dataclass(frozen=True)
-class BrokerChange:
+class BrokerChange(Signal):
     pass
 
 
-@dataclass(frozen=True)
-class TopicChange:
+class TopicChange(Signal):
     pass
 
 
@@ -40,8 +42,7 @@ class PartitionModifications:
     topic: str
 
 
-@dataclass(frozen=True)
-class TopicDeletion:
+class TopicDeletion(Signal):
     pass
 
 
@@ -50,38 +51,31 @@ class ZkReassignment:
     created: bool
 
 
-@dataclass(frozen=True)
-class PreferredElectionZnode:
+class PreferredElectionZnode(Signal):
     pass
 
 
-@dataclass(frozen=True)
-class IsrChangeNotification:
+class IsrChangeNotification(Signal):
     pass
 
 
-@dataclass(frozen=True)
-class SessionSuspended:
+class SessionSuspended(Signal):
     pass
 
 
-@dataclass(frozen=True)
-class SessionReconnected:
+class SessionReconnected(Signal):
     pass
 
 
-@dataclass(frozen=True)
-class SessionExpired:
+class SessionExpired(Signal):
     pass
 
 
-@dataclass(frozen=True)
-class NewSession:
+class NewSession(Signal):
     """A new session after an expiry: re-register the broker, then re-elect."""
 
 
-@dataclass(frozen=True)
-class Shutdown:
+class Shutdown(Signal):
     pass
 
 

@@ -18,7 +18,7 @@ from controller.store.entity_configs import alter_entity, read_entity
 from controller.store.errors import STORE_ERRORS, ApiFailure, store_failure
 from controller.wire.apikeys import bind
 from controller.wire.codec import Request, build, entity
-from controller.wire.handlers.apis import NodeView, code
+from controller.wire.handlers.base import NodeView, code
 from controller.wire.server import Connection, Handler
 from zkmodel import errorcodes as E
 from zkmodel import paths, topic_names

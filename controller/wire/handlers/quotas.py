@@ -25,7 +25,7 @@ from controller.store.errors import STORE_ERRORS, ApiFailure, store_failure
 from controller.store.quotas import alter_quota_entity, read_children, read_entities
 from controller.wire.apikeys import bind
 from controller.wire.codec import Request, build, entity
-from controller.wire.handlers.apis import NodeView, code
+from controller.wire.handlers.base import NodeView, code
 from controller.wire.server import Connection, Handler
 from zkmodel import errorcodes as E
 from zkmodel import paths

@@ -33,7 +33,7 @@ from controller.store.errors import ApiFailure
 from controller.store.scram import alter_user, read_all_users, read_user
 from controller.wire.apikeys import bind
 from controller.wire.codec import Request, build, entity
-from controller.wire.handlers.apis import NodeView, code
+from controller.wire.handlers.base import NodeView, code
 from controller.wire.handlers.quotas import DOUBLE, LONG, USER_KEYS, java_parse_double
 from controller.wire.server import Connection, Handler
 from controller.zk.errors import KazooException, KazooTimeoutError, SessionLost, ZkTimeout, ZkUnavailable

@@ -1,0 +1,96 @@
+"""KIP-455: AlterPartitionReassignments and ListPartitionReassignments, on the active controller."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.wire.codec import Request, build, entity
+from controller.wire.handlers.base import (
+    ZERO,
+    HandlerBase,
+    call_wait,
+    code,
+    controller_call,
+)
+from controller.wire.server import Connection
+from zkmodel import errorcodes as E
+from zkmodel.admin import TopicPartition
+from zkmodel.errorcodes import KafkaError
+
+
+class ReassignmentApis(HandlerBase):
+    async def alter_partition_reassignments(self, req: Request, _conn: Connection) -> Any:
+        """KIP-455 (and KIP-860 at v1): per-partition results in the request's order."""
+        body = req.body
+        requests: dict[TopicPartition, list[int] | None] = {}
+        for topic in body.topics:
+            for p in topic.partitions:
+                requests[TopicPartition(topic.name, p.partition_index)] = (
+                    None if p.replicas is None else [int(r) for r in p.replicas]
+                )
+        allow_rf_change = bool(getattr(body, "allow_replication_factor_change", True))
+        rf_errors: dict[TopicPartition, tuple[KafkaError, str | None]] = {}
+        if not allow_rf_change:
+            snapshot = self.node.cache.snapshot()
+            for tp, target in requests.items():
+                topic = snapshot.topics.get(tp.topic)
+                current = topic.partitions.get(tp.partition) if topic is not None else None
+                if target is not None and current is not None:
+                    origin = [r for r in current.replicas if r not in getattr(current, "adding", ())]
+                    if len(target) != len(origin):
+                        rf_errors[tp] = (
+                            E.INVALID_REPLICATION_FACTOR,
+                            "The replication factor is changed from "
+                            f"{len(origin)} to {len(target)} but allowReplicationFactorChange is false",
+                        )
+        todo = {tp: t for tp, t in requests.items() if tp not in rf_errors}
+        timeout_ms = int(body.timeout.total_seconds() * 1000)
+        results, top, message = await controller_call(
+            self._active_controller(),
+            lambda c: c.alter_partition_reassignments(todo, timeout=call_wait(timeout_ms)) if todo else {},
+        )
+        per = {**(results or {}), **rf_errors}
+        topic_cls, part_cls = entity(req, "ReassignableTopicResponse"), entity(req, "ReassignablePartitionResponse")
+        topics = []
+        for topic in body.topics if top is E.NONE else ():
+            parts = []
+            for p in topic.partitions:
+                err, msg = per.get(TopicPartition(topic.name, p.partition_index), (E.NONE, None))
+                parts.append(
+                    build(part_cls, partition_index=p.partition_index, error_code=code(err), error_message=msg)
+                )
+            topics.append(build(topic_cls, name=topic.name, partitions=tuple(parts)))
+        return build(
+            req.schema.AlterPartitionReassignmentsResponse,
+            throttle_time=ZERO,
+            allow_replication_factor_change=allow_rf_change,
+            error_code=code(top),
+            error_message=message,
+            responses=tuple(topics),
+        )
+
+    async def list_partition_reassignments(self, req: Request, _conn: Connection) -> Any:
+        body = req.body
+        wanted = (
+            None
+            if body.topics is None
+            else [TopicPartition(t.name, int(p)) for t in body.topics for p in t.partition_indexes]
+        )
+        moving, top, message = await controller_call(
+            self._active_controller(), lambda c: c.list_partition_reassignments(wanted)
+        )
+        topic_cls, part_cls = entity(req, "OngoingTopicReassignment"), entity(req, "OngoingPartitionReassignment")
+        by_topic: dict[str, list[Any]] = {}
+        for tp, a in sorted((moving or {}).items()):
+            by_topic.setdefault(tp.topic, []).append(
+                build(part_cls, partition_index=tp.partition, replicas=tuple(a.replicas),
+                      adding_replicas=tuple(a.adding), removing_replicas=tuple(a.removing))
+            )  # fmt: skip
+        topics = tuple(build(topic_cls, name=n, partitions=tuple(ps)) for n, ps in by_topic.items())
+        return build(
+            req.schema.ListPartitionReassignmentsResponse,
+            throttle_time=ZERO,
+            error_code=code(top),
+            error_message=message,
+            topics=topics,
+        )
