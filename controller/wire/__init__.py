@@ -1,1 +1,9 @@
-"""The Kafka wire protocol: framing, codecs (kio) and the API handlers a node serves."""
+"""The Kafka wire protocol, and nothing of ZooKeeper: the asyncio server and its runtime thread, framing and
+kio codecs, the hand-framed Envelope and ControlledShutdown, the blocking inter-broker client connection,
+the API spec table (:mod:`.apikeys`), dispatch (local handler, forwarding, envelopes, metrics), the
+authorization helper, and the handler families in :mod:`.handlers`.
+
+Imports ``controller.security``, ``controller.store`` (through the handlers), ``controller.active`` (the
+handlers call the controller) and ``zkmodel``; never kazoo, a ZooKeeper session or writer, the broker side
+or the node — those hand the wire layer what it needs (a forwarder, handlers, a session to pass to a store).
+"""

@@ -4,7 +4,8 @@ What lives here: the node's session (:mod:`.session`: bounded calls, retry by er
 read/write primitives other packages use), write ops as values (:mod:`.ops`), the single fenced writer every
 controller write goes through (:mod:`.fenced_writer`), multiRead and the pipelined bulk readers
 (:mod:`.multiread`), ZooKeeper's error and value vocabulary re-exported for everyone else (:mod:`.errors`,
-:mod:`.types`), the read-modify-CAS helper (:mod:`.cas`) and the watched-cache base (:mod:`.watched`).
+:mod:`.types`), the read-modify-CAS helper with in-process ordering per key (:mod:`.cas`), the race-retry
+policies on tenacity (:mod:`.retry`) and the watched-cache base (:mod:`.watched`).
 
 Who may import it: every other package of the node and ``migrate``'s tools. ``controller.wire`` imports
 only this package's error vocabulary, never a session or a writer. This package imports nothing of ours
