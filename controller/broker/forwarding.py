@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kio.schema.api_versions.v3.request import ApiVersionsRequest
-from tenacity import RetryCallState, Retrying, wait_exponential
+from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_result, stop_never, wait_exponential
 
 from controller.logtags import UNEXPECTED
 from controller.security.principal import KafkaPrincipal
@@ -168,32 +168,40 @@ class ForwardingManager:
             self.metrics.queue_length(self._queued)
 
     async def _process(self, item: _Item) -> Outcome:
-        while True:
-            remaining = item.created + self.timeout_s - time.monotonic()
-            if remaining <= 0 or self._stopped:
-                self.metrics.queue_time(self.timeout_s)
-                return Outcome(error=E.REQUEST_TIMED_OUT)
-            target = self._controller()
-            if target is None:
-                await asyncio.sleep(min(remaining, REDISCOVERY_BACKOFF_S))
-                continue
-            try:
-                channel = await self._channel_to(target, remaining)
-            except SaslFailure as exc:
-                log.warning("forwarding: cannot authenticate to controller %d: %s", target[0], exc)
-                return Outcome(error=E.UNKNOWN_SERVER_ERROR)
-            except (ClientError, OSError) as exc:
-                log.info("forwarding: controller %d unreachable (%s); retrying", target[0], exc)
-                self._reconnect_backoff.failed()
-                continue
-            if channel.supports_envelope is None:
-                # Kafka: a version mismatch from the network client -> UNKNOWN_SERVER_ERROR for the client.
-                return Outcome(error=E.UNKNOWN_SERVER_ERROR)
-            if not channel.supports_envelope:
-                return Outcome(local=True)
-            outcome = await self._send(item, channel, remaining)
-            if outcome is not None:
-                return outcome
+        """Until the request's deadline: find the controller, send, and try again whenever the answer is
+        "not me" or nothing (an attempt returns the pause before the next one, or the outcome)."""
+        retrying = AsyncRetrying(
+            retry=retry_if_result(lambda result: not isinstance(result, Outcome)),
+            wait=lambda state: state.outcome.result() if state.outcome is not None else 0.0,
+            stop=stop_never,
+        )
+        outcome: Outcome = await retrying(self._attempt, item)
+        return outcome
+
+    async def _attempt(self, item: _Item) -> Outcome | float:
+        remaining = item.created + self.timeout_s - time.monotonic()
+        if remaining <= 0 or self._stopped:
+            self.metrics.queue_time(self.timeout_s)
+            return Outcome(error=E.REQUEST_TIMED_OUT)
+        target = self._controller()
+        if target is None:
+            return min(remaining, REDISCOVERY_BACKOFF_S)
+        try:
+            channel = await self._channel_to(target, remaining)
+        except SaslFailure as exc:
+            log.warning("forwarding: cannot authenticate to controller %d: %s", target[0], exc)
+            return Outcome(error=E.UNKNOWN_SERVER_ERROR)
+        except (ClientError, OSError) as exc:
+            log.info("forwarding: controller %d unreachable (%s); retrying", target[0], exc)
+            self._reconnect_backoff.failed()  # waited out before the next connection attempt
+            return 0.0
+        if channel.supports_envelope is None:
+            # Kafka: a version mismatch from the network client -> UNKNOWN_SERVER_ERROR for the client.
+            return Outcome(error=E.UNKNOWN_SERVER_ERROR)
+        if not channel.supports_envelope:
+            return Outcome(local=True)
+        outcome = await self._send(item, channel, remaining)
+        return outcome if outcome is not None else 0.0
 
     async def _send(self, item: _Item, channel: _Channel, remaining: float) -> Outcome | None:
         """One envelope exchange; None means "retry": the controller moved or went away."""

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt
+
 JAVA_DIR = Path("/usr/share/java")
 _LOG_JARS = ("slf4j-log4j12.jar", "log4j-1.2.jar")
 _LOG4J = """\
@@ -34,6 +36,10 @@ log4j.appender.FILE.layout.ConversionPattern=%d{{ISO8601}} %-5p [%t:%C{{1}}@%L] 
 
 class ZooKeeperError(RuntimeError):
     """The server could not be found, started or reached."""
+
+
+class _PortClash(ZooKeeperError):
+    """Another process took a port we picked: pick again (a port is free only until someone binds it)."""
 
 
 def classpath() -> str:
@@ -145,19 +151,27 @@ class LocalZooKeeper:
     def start(self, timeout: float = 30.0) -> LocalZooKeeper:
         """Start every member and wait until all of them serve. Retries once on a port clash."""
         cp = classpath()
-        for attempt in range(3):
+
+        def attempt() -> LocalZooKeeper:
             self._layout()
             for m in self.members:
                 self._launch(m, cp)
             try:
                 self.wait_serving(timeout=timeout)
                 return self
-            except ZooKeeperError:
+            except ZooKeeperError as exc:
                 clash = any("Address already in use" in self._read_log(m) for m in self.members)
                 self.stop(keep_dir=True)
-                if not clash or attempt == 2 or self._fixed_port is not None:
-                    raise
-        raise AssertionError("unreachable")
+                if clash and self._fixed_port is None:
+                    raise _PortClash(str(exc)) from exc
+                raise
+
+        retrying = Retrying(retry=retry_if_exception_type(_PortClash), stop=stop_after_attempt(3), reraise=True)
+
+        try:
+            return retrying(attempt)
+        except _PortClash as exc:
+            raise ZooKeeperError(str(exc)) from None
 
     def wait_serving(self, timeout: float = 30.0, members: list[Member] | None = None) -> None:
         wanted = members if members is not None else [m for m in self.members if m.running]

@@ -9,8 +9,9 @@ of one entity inside this node take turns and only other processes can make a wr
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
+
+from tenacity import Retrying, retry_if_result, stop_after_delay, wait_fixed
 
 from controller.store.errors import ApiFailure
 from controller.zk import cas
@@ -106,11 +107,12 @@ def controller_for_config_write(session: ZkSession, what: str, wait_s: float = 0
     up to ``wait_s`` for the next controller, as a forwarding broker would. A ``/controller`` payload we
     cannot read is still a ZooKeeper-mode controller: only a KRaft controller epoch refuses the write.
     """
-    deadline = time.monotonic() + wait_s
-    found = session.get(paths.CONTROLLER)
-    while found is None and time.monotonic() < deadline:
-        time.sleep(CONTROLLER_POLL_S)
-        found = session.get(paths.CONTROLLER)
+    found = Retrying(
+        retry=retry_if_result(lambda found: found is None),
+        stop=stop_after_delay(wait_s),
+        wait=wait_fixed(CONTROLLER_POLL_S),
+        retry_error_callback=lambda _state: None,
+    )(session.get, paths.CONTROLLER)
     if found is None:
         raise ApiFailure(E.STALE_CONTROLLER_EPOCH, f"Cannot set entity configs for {what} when there is no controller.")
     data, controller_stat = found
