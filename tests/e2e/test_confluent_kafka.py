@@ -7,6 +7,7 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic  # type: ignore[attr-defined]
 
 from tests.e2e.conftest import RunningStack
+from tests.integration.cluster import wait_for
 from tests.stackutil import controller_id
 
 pytestmark = pytest.mark.e2e
@@ -23,7 +24,11 @@ def error_of(future) -> int:  # type: ignore[no-untyped-def]
 
 
 def test_metadata_lists_brokers_and_controller(stack: RunningStack) -> None:
-    md = admin(stack).list_topics(timeout=30)
+    # A broker's registration reaches the other nodes' metadata caches through a ZooKeeper watch, a few
+    # milliseconds after that broker said it was ready (as Kafka's UpdateMetadata does): wait for it.
+    client = admin(stack)
+    wait_for(lambda: len(client.list_topics(timeout=30).brokers) == 3, 30, "every broker in the metadata")
+    md = client.list_topics(timeout=30)
     assert sorted(md.brokers) == [1, 2, 3]
     assert sorted(f"{b.host}:{b.port}" for b in md.brokers.values()) == sorted(stack.brokers)
     assert md.controller_id == controller_id(stack.zk)
