@@ -7,6 +7,7 @@ from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
 from kafka.errors import InvalidPartitionsError, TopicAlreadyExistsError, UnknownTopicOrPartitionError
 
 from tests.e2e.conftest import RunningStack
+from tests.integration.cluster import wait_for
 from tests.stackutil import controller_id
 
 pytestmark = pytest.mark.e2e
@@ -16,20 +17,22 @@ def test_topic_administration(stack: RunningStack) -> None:
     admin = KafkaAdminClient(bootstrap_servers=stack.bootstrap, request_timeout_ms=30000)
     try:
         admin.create_topics([NewTopic("kp-events", num_partitions=4, replication_factor=2)])
-        assert "kp-events" in admin.list_topics()
+        # CreateTopics answers once the handling node's cache has the leaders (as Kafka's ZK-mode broker does);
+        # the next request may go to another node, whose cache gets there a watch later.
+        wait_for(lambda: "kp-events" in admin.list_topics(), 30, "kp-events on every node")
         described = admin.describe_topics(["kp-events"])[0]
         assert described["error_code"] == 0 and len(described["partitions"]) == 4
         with pytest.raises(TopicAlreadyExistsError):
             admin.create_topics([NewTopic("kp-events", num_partitions=1, replication_factor=1)])
         admin.create_partitions({"kp-events": NewPartitions(total_count=6)})
-        assert len(admin.describe_topics(["kp-events"])[0]["partitions"]) == 6
+        wait_for(lambda: len(admin.describe_topics(["kp-events"])[0]["partitions"]) == 6, 30, "6 partitions")
         with pytest.raises(InvalidPartitionsError):
             admin.create_partitions({"kp-events": NewPartitions(total_count=2)})
         cluster = admin.describe_cluster()
         assert cluster["controller_id"] == controller_id(stack.zk)
         assert sorted(b["broker_id"] for b in cluster["brokers"]) == [1, 2, 3]
         admin.delete_topics(["kp-events"])
-        assert "kp-events" not in admin.list_topics()
+        wait_for(lambda: "kp-events" not in admin.list_topics(), 30, "kp-events gone from every node")
         with pytest.raises(UnknownTopicOrPartitionError):
             admin.delete_topics(["kp-missing"])
     finally:
