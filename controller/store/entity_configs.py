@@ -9,8 +9,10 @@ of one entity inside this node take turns and only other processes can make a wr
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 
+import orjson
 from tenacity import Retrying, retry_if_result, stop_after_delay, wait_fixed
 
 from controller.store.errors import ApiFailure
@@ -98,6 +100,17 @@ def commit_entity_multi(session: ZkSession, ops: Sequence[Op], *, what: str, wri
     raise failure
 
 
+def _kraft_epoch_of_malformed(data: bytes | None) -> int:
+    """The integer ``kraftControllerEpoch`` of a ``/controller`` JSON object that failed ControllerZnode's
+    checks, or -1."""
+    try:
+        obj = orjson.loads(data or b"")
+    except orjson.JSONDecodeError:
+        return -1
+    epoch = obj.get("kraftControllerEpoch") if isinstance(obj, dict) else None
+    return epoch if isinstance(epoch, int) and not isinstance(epoch, bool) else -1
+
+
 def controller_for_config_write(session: ZkSession, what: str, wait_s: float = 0.0) -> ZnodeStat:
     """The ``/controller`` stat an entity-config multi must check (KafkaZkClient.setOrCreateEntityConfigs).
 
@@ -105,7 +118,9 @@ def controller_for_config_write(session: ZkSession, what: str, wait_s: float = 0
     maps that to STALE_CONTROLLER_EPOCH (11), not NOT_CONTROLLER. That error is not retriable, so a write
     that lands in the moment between two controllers (a rolling restart) would fail for good; we first wait
     up to ``wait_s`` for the next controller, as a forwarding broker would. A ``/controller`` payload we
-    cannot read is still a ZooKeeper-mode controller: only a KRaft controller epoch refuses the write.
+    cannot read is still a ZooKeeper-mode controller: only a KRaft controller epoch refuses the write, and
+    one we can find in an otherwise malformed payload (another version, a bad ``brokerid``) counts, since
+    writing under a KRaft controller would be lost to it.
     """
     found = Retrying(
         retry=retry_if_result(lambda found: found is None),
@@ -119,12 +134,21 @@ def controller_for_config_write(session: ZkSession, what: str, wait_s: float = 0
     try:
         kraft_epoch = ControllerZnode.decode(paths.CONTROLLER, data).kraft_controller_epoch
     except ZnodeFormatError:
-        kraft_epoch = -1
+        kraft_epoch = _kraft_epoch_of_malformed(data)
     if kraft_epoch > 0:
         raise ApiFailure(
             E.STALE_CONTROLLER_EPOCH, f"Cannot set entity configs for {what} directly when there is a KRaft controller."
         )
     return controller_stat
+
+
+def controller_wait(wait_s: float) -> Callable[[], float]:
+    """How long a write may still wait for a controller: ``wait_s`` from now, for all attempts of one request.
+    Time queued behind the entity's other writers (in-process ordering) counts, so that writers of one entity
+    with no controller in sight give up together after ``wait_s``, as they did before they were ordered,
+    rather than one after another."""
+    deadline = time.monotonic() + wait_s
+    return lambda: max(0.0, deadline - time.monotonic())
 
 
 def concurrent_updates(what: str) -> ApiFailure:
@@ -167,12 +191,13 @@ def alter_entity(
     ``validate_only`` nothing is written. ``reads``/``writes``: the node's session and the one its admin
     writes use (the controller identity's, when it has one)."""
     path = paths.entity_config(entity_type, name)
+    wait_left = controller_wait(controller_wait_s)
 
     def attempt() -> None:
         current, version = read_entity(reads, path)
         new = compute(current)
         if not validate_only:
-            write_entity(writes, entity_type, name, new, version, controller_wait_s)
+            write_entity(writes, entity_type, name, new, version, wait_left())
 
     cas.read_modify_write(
         path, attempt, max_attempts=WRITE_ATTEMPTS, give_up=lambda: concurrent_updates(f"{entity_type} {name}")

@@ -4,13 +4,18 @@ default entity ``<default>``).
 
 A write is one multi ``[check(/controller), setData|create, create config_change_ (seq)]``; an alteration
 that leaves an entity without configs and children deletes its znode (and emptied parents), as
-AdminZkClient.tryCleanQuotaNodes does, and still announces the change. Validation of names and values is
-the caller's (the wire handler's), passed in as ``compute``.
+AdminZkClient.tryCleanQuotaNodes does, and still announces the change. The request's own checks (entity names,
+operations) are the caller's, passed in as ``compute``; what AdminZkClient.changeConfigs checks before it
+writes (DynamicConfig.{User,Client,Ip}.validate: known keys, values that parse) is here, with the key
+tables of QuotaConfigs and the Java number text Kafka stores.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable, Mapping, Sequence
+from decimal import Decimal
 
 from controller.store.entity_configs import (
     WRITE_ATTEMPTS,
@@ -18,6 +23,7 @@ from controller.store.entity_configs import (
     commit_entity_multi,
     concurrent_updates,
     controller_for_config_write,
+    controller_wait,
     entity_props,
     read_entities,
 )
@@ -27,10 +33,118 @@ from controller.zk.ops import Check, Create, Delete, Op, SetData
 from controller.zk.session import ZkSession
 from zkmodel import errorcodes as E
 from zkmodel import paths
-from zkmodel.configs import CLIENTS, USERS, EntityConfig
+from zkmodel.configs import CLIENTS, DEFAULT_ENTITY, IPS, USERS, EntityConfig
 from zkmodel.errors import ZnodeFormatError
 
-__all__ = ["alter_quota_entity", "quota_path", "read_children", "read_entities"]
+__all__ = [
+    "CLIENT_KEYS",
+    "DOUBLE",
+    "INT",
+    "INTEGRAL_RANGES",
+    "IP_KEYS",
+    "LONG",
+    "STRING",
+    "USER_KEYS",
+    "alter_quota_entity",
+    "java_double_to_string",
+    "java_parse_double",
+    "quota_path",
+    "read_children",
+    "read_entities",
+    "validate_quota_config",
+]
+
+LONG, INT, DOUBLE, STRING = "LONG", "INT", "DOUBLE", "STRING"
+#: QuotaConfigs.userAndClientQuotaConfigs (all without validators).
+CLIENT_KEYS: dict[str, str] = {
+    "producer_byte_rate": LONG,
+    "consumer_byte_rate": LONG,
+    "request_percentage": DOUBLE,
+    "controller_mutation_rate": DOUBLE,
+}
+#: QuotaConfigs.scramMechanismsPlusUserAndClientQuotaConfigs: SCRAM credentials are STRING keys of users.
+USER_KEYS: dict[str, str] = {"SCRAM-SHA-256": STRING, "SCRAM-SHA-512": STRING, **CLIENT_KEYS}
+#: QuotaConfigs.ipConfigs (connection_creation_rate: INT, atLeast(0)).
+IP_KEYS: dict[str, str] = {"connection_creation_rate": INT}
+
+LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
+INT_MIN, INT_MAX = -(2**31), 2**31 - 1
+#: Java's range of each integral kind (what a narrowing cast saturates to).
+INTEGRAL_RANGES: dict[str, tuple[int, int]] = {LONG: (LONG_MIN, LONG_MAX), INT: (INT_MIN, INT_MAX)}
+
+_JAVA_DOUBLE = re.compile(r"[+-]?(NaN|Infinity|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?[fFdD]?)")
+_JAVA_INTEGER = re.compile(r"[+-]?\d+")
+
+
+# -- Java number text ---------------------------------------------------------------------------------------------
+def java_double_to_string(value: float) -> str:
+    """``Double.toString`` (JDK 19+ shortest digits): plain text in [1e-3, 1e7), else ``d.dddE<n>``."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    sign = "-" if value < 0 else ""
+    magnitude = abs(value)
+    parts = Decimal(repr(magnitude)).as_tuple()
+    digits = "".join(map(str, parts.digits))
+    exponent = int(parts.exponent)
+    stripped = digits.rstrip("0") or "0"
+    exponent += len(digits) - len(stripped)
+    digits = stripped.lstrip("0") or "0"
+    sci = len(digits) - 1 + exponent  # magnitude = d.ddd x 10^sci
+    if 1e-3 <= magnitude < 1e7:
+        if sci >= 0:
+            whole, frac = digits[: sci + 1].ljust(sci + 1, "0"), digits[sci + 1 :] or "0"
+        else:
+            whole, frac = "0", "0" * (-sci - 1) + digits
+        return f"{sign}{whole}.{frac}"
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{sci}"
+
+
+def java_parse_double(text: str) -> float:
+    """``Double.parseDouble`` for decimal text (ValueError when Java would throw NumberFormatException)."""
+    trimmed = text.strip("".join(chr(c) for c in range(33)))
+    if not _JAVA_DOUBLE.fullmatch(trimmed):
+        raise ValueError(text)
+    if trimmed[-1] in "fFdD" and not trimmed.endswith(("NaN", "Infinity")):
+        trimmed = trimmed[:-1]
+    if trimmed.lstrip("+-") == "NaN":
+        return math.nan
+    return float(trimmed)
+
+
+def _java_parse_integer(text: str, lo: int, hi: int) -> int:
+    trimmed = text.strip("".join(chr(c) for c in range(33)))
+    if not _JAVA_INTEGER.fullmatch(trimmed) or not lo <= int(trimmed) <= hi:
+        raise ValueError(text)
+    return int(trimmed)
+
+
+def validate_quota_config(root: str, name: str, props: Mapping[str, str]) -> None:
+    """AdminZkClient.changeConfigs' DynamicConfig.{Client,User,Ip}.validate for the config about to be written
+    to ``/config/<root>/<name>``. Its failures are not ApiExceptions, so a client hears UNKNOWN_SERVER_ERROR
+    without a message."""
+    if root == IPS:
+        keys = IP_KEYS
+    elif root == USERS and name != DEFAULT_ENTITY and "/clients" not in name:
+        keys = USER_KEYS
+    else:
+        keys = CLIENT_KEYS
+    for key, value in props.items():
+        kind = keys.get(key)
+        try:
+            if kind == LONG:
+                _java_parse_integer(value, LONG_MIN, LONG_MAX)
+            elif kind == INT and _java_parse_integer(value, INT_MIN, INT_MAX) < 0:
+                raise ValueError(value)  # connection_creation_rate: Range.atLeast(0)
+            elif kind == DOUBLE:
+                java_parse_double(value)
+            elif kind is None:
+                raise ValueError(key)  # "requirement failed: Unknown Dynamic Configuration"
+        except ValueError:
+            raise ApiFailure(E.UNKNOWN_SERVER_ERROR, None) from None
 
 
 def quota_path(root: str, name: str) -> str:
@@ -57,10 +171,13 @@ def alter_quota_entity(
     validate_only: bool = False,
     controller_wait_s: float = 0.0,
 ) -> None:
-    """Read the entity's quota config, ``compute`` the new one (raising to refuse it) and write it at the
-    version read, re-reading on a lost race (at most WRITE_ATTEMPTS times). A config not in Kafka's format
-    answers UNKNOWN_SERVER_ERROR without a message, as Kafka's IllegalStateException would."""
+    """Read the entity's quota config, ``compute`` the new one (raising to refuse it), check it as
+    AdminZkClient.changeConfigs does (:func:`validate_quota_config`) and write it at the version read,
+    re-reading on a lost race (at most WRITE_ATTEMPTS times). With ``validate_only`` nothing is checked
+    beyond ``compute`` nor written (ZkAdminManager returns before changeConfigs). A config not in Kafka's
+    format answers UNKNOWN_SERVER_ERROR without a message, as Kafka's IllegalStateException would."""
     path = quota_path(root, name)
+    wait_left = controller_wait(controller_wait_s)
 
     def attempt() -> None:
         found = reads.get(path)
@@ -71,8 +188,9 @@ def alter_quota_entity(
         props = compute(props)
         if validate_only:
             return
+        validate_quota_config(root, name, props)
         version = found[1].version if found is not None else None
-        _commit(reads, writes, root, name, props, version, user_client, controller_wait_s)
+        _commit(reads, writes, root, name, props, version, user_client, wait_left())
 
     cas.read_modify_write(
         path, attempt, max_attempts=WRITE_ATTEMPTS, give_up=lambda: concurrent_updates(f"{root} {name}")

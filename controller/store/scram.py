@@ -32,10 +32,12 @@ from controller.store.entity_configs import (
     commit_entity_multi,
     concurrent_updates,
     controller_for_config_write,
+    controller_wait,
     read_entities,
     read_entity,
 )
 from controller.store.errors import ApiFailure
+from controller.store.quotas import DOUBLE, LONG, USER_KEYS, java_parse_double
 from controller.zk import cas
 from controller.zk.ops import Check, Create, Delete, Op, SetData
 from controller.zk.session import ZkSession
@@ -45,6 +47,27 @@ from zkmodel.configs import USERS, EntityConfig, sanitize
 
 class ScramAdminError(ValueError):
     """What was wrong with the request (unknown mechanism, iterations, no such credential)."""
+
+
+def _java_parse_long(text: str) -> int:
+    """ConfigDef's LONG parsing: ``Long.parseLong(value.trim())``."""
+    trimmed = text.strip("".join(chr(c) for c in range(33)))
+    digits = trimmed[1:] if trimmed[:1] in ("+", "-") else trimmed
+    if not digits.isascii() or not digits.isdigit() or not -(2**63) <= int(trimmed) < 2**63:
+        raise ValueError(text)
+    return int(trimmed)
+
+
+def validate_user_config(props: Mapping[str, str]) -> None:
+    """DynamicConfig.User.validate: only SCRAM and quota keys, quota values that parse; else ValueError."""
+    for key, value in props.items():
+        kind = USER_KEYS.get(key)
+        if kind is None:
+            raise ValueError(f"requirement failed: Unknown Dynamic Configuration: {key}")
+        if kind == LONG:
+            _java_parse_long(value)
+        elif kind == DOUBLE:
+            java_parse_double(value)
 
 
 def user_path(sanitized: str) -> str:
@@ -111,14 +134,17 @@ def alter_user(
     *,
     controller_wait_s: float = 0.0,
 ) -> None:
-    """Read the user's config, ``compute`` the new one (raising to refuse it) and write it at the version
-    read; re-read on a lost race, at most WRITE_ATTEMPTS times (then STALE_CONTROLLER_EPOCH, as a config
-    write)."""
+    """Read the user's config, ``compute`` the new one (raising to refuse it), check it as AdminZkClient.
+    changeConfigs does (:func:`validate_user_config`, ValueError) and write it at the version read; re-read
+    on a lost race, at most WRITE_ATTEMPTS times (then STALE_CONTROLLER_EPOCH, as a config write)."""
     sanitized = sanitize(user)
+    wait_left = controller_wait(controller_wait_s)
 
     def attempt() -> None:
         props, version = read_entity(reads, user_path(sanitized))
-        commit_user_config(writes, sanitized, compute(props), version, controller_wait_s=controller_wait_s)
+        new = compute(props)
+        validate_user_config(new)
+        commit_user_config(writes, sanitized, new, version, controller_wait_s=wait_left())
 
     cas.read_modify_write(
         user_path(sanitized),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import SimpleNamespace
 from typing import Any
 
@@ -197,13 +197,43 @@ def test_fifty_concurrent_writers_of_one_topic_all_succeed(server: tuple[int, Ka
     validate_topic_configs(values)  # the precondition: all of them at once are a valid topic config
     keys = sorted(values)
     clients = 50
+
+    def client(i: int) -> Any:
+        key = keys[i % len(keys)]
+        return incremental(port, 1, 2, "t", [(key, 0, values[key])])
+
+    assert _concurrently(clients, client) == {i: (0, None) for i in range(clients)}
+    assert orjson.loads(zk.get("/config/topics/t")[0])["config"] == values
+    assert len(changes(zk)) == clients  # one change notification per write, none lost either
+
+
+def test_fifty_concurrent_distinct_changes_of_one_topic_are_all_kept(server: tuple[int, KazooClient]) -> None:
+    """Fix 7 with 50 changes that are all different, so that losing any one shows: a topic has only 36 config
+    keys, so each client APPENDs its own ``<partition>:<broker>`` entry to one LIST config (a
+    read-modify-write of that key, like a SET of a new key is of the znode). Every answer is 0 and all 50
+    entries are in the znode afterwards."""
+    port, zk = server
+    clients = 50
+    key = "follower.replication.throttled.replicas"
+
+    def client(i: int) -> Any:
+        return incremental(port, 1, 2, "t", [(key, 2, f"{i}:1")])  # APPEND
+
+    assert _concurrently(clients, client) == {i: (0, None) for i in range(clients)}
+    stored = orjson.loads(zk.get("/config/topics/t")[0])["config"]
+    assert sorted(stored[key].split(",")) == sorted(f"{i}:1" for i in range(clients))
+    assert len(changes(zk)) == clients
+
+
+def _concurrently(clients: int, request: Callable[[int], Any]) -> dict[int, tuple[int, str | None]]:
+    """Run ``request(i)`` for ``i < clients``, each on its own thread (and so its own connection), released
+    together; returns each one's (error code, message)."""
     barrier = threading.Barrier(clients)
     answers: dict[int, tuple[int, str | None]] = {}
 
     def client(i: int) -> None:
-        key = keys[i % len(keys)]
         barrier.wait()
-        r = incremental(port, 1, 2, "t", [(key, 0, values[key])])
+        r = request(i)
         answers[i] = (int(r.error_code), r.error_message)
 
     threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
@@ -211,9 +241,7 @@ def test_fifty_concurrent_writers_of_one_topic_all_succeed(server: tuple[int, Ka
         t.start()
     for t in threads:
         t.join(60)
-    assert answers == {i: (0, None) for i in range(clients)}
-    assert orjson.loads(zk.get("/config/topics/t")[0])["config"] == values
-    assert len(changes(zk)) == clients  # one change notification per write, none lost either
+    return answers
 
 
 def _config_text(default: object) -> str:

@@ -12,10 +12,11 @@ import pytest
 from kazoo.client import KazooClient
 from kio.index import load_request_schema
 
+from controller.store.quotas import java_double_to_string, java_parse_double
 from controller.store.registration import ensure_persistent_paths
 from controller.wire.apikeys import SUPPORTED as ALL_APIS
 from controller.wire.handlers.apis import Apis, NodeView
-from controller.wire.handlers.quotas import QuotaApis, java_double_to_string, java_parse_double
+from controller.wire.handlers.quotas import QuotaApis
 from controller.wire.runtime import WireRuntime
 from controller.zk.session import ZkSession
 from tests.wireutil import call

@@ -15,14 +15,13 @@ import asyncio
 import datetime
 import ipaddress
 import math
-import re
 import socket
 from collections.abc import Mapping, Sequence
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from controller.store import quotas as quota_store
 from controller.store.errors import STORE_ERRORS, ApiFailure, store_failure
-from controller.store.quotas import alter_quota_entity, read_children, read_entities
+from controller.store.quotas import CLIENT_KEYS, IP_KEYS, USER_KEYS, alter_quota_entity, read_children, read_entities
 from controller.wire.apikeys import bind
 from controller.wire.codec import Request, build, entity
 from controller.wire.handlers.base import NodeView, code
@@ -42,75 +41,10 @@ USER, CLIENT_ID, IP = "user", "client-id", "ip"
 MATCH_EXACT, MATCH_DEFAULT, MATCH_SPECIFIED = 0, 1, 2
 EPSILON = 1e-6
 
-LONG, INT, DOUBLE, STRING = "LONG", "INT", "DOUBLE", "STRING"
-#: QuotaConfigs.userAndClientQuotaConfigs (all without validators).
-CLIENT_KEYS: dict[str, str] = {
-    "producer_byte_rate": LONG,
-    "consumer_byte_rate": LONG,
-    "request_percentage": DOUBLE,
-    "controller_mutation_rate": DOUBLE,
-}
-#: QuotaConfigs.scramMechanismsPlusUserAndClientQuotaConfigs: SCRAM credentials are STRING keys of users.
-USER_KEYS: dict[str, str] = {"SCRAM-SHA-256": STRING, "SCRAM-SHA-512": STRING, **CLIENT_KEYS}
-#: QuotaConfigs.ipConfigs (connection_creation_rate: INT, atLeast(0)).
-IP_KEYS: dict[str, str] = {"connection_creation_rate": INT}
-
-LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
-INT_MIN, INT_MAX = -(2**31), 2**31 - 1
-
-_JAVA_DOUBLE = re.compile(r"[+-]?(NaN|Infinity|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?[fFdD]?)")
-_JAVA_INTEGER = re.compile(r"[+-]?\d+")
-
 
 def _server_error() -> ApiFailure:
     """A Java exception that ApiError.fromThrowable maps to UNKNOWN_SERVER_ERROR (message withheld)."""
     return ApiFailure(E.UNKNOWN_SERVER_ERROR, None)
-
-
-# -- Java number text ---------------------------------------------------------------------------------------------
-def java_double_to_string(value: float) -> str:
-    """``Double.toString`` (JDK 19+ shortest digits): plain text in [1e-3, 1e7), else ``d.dddE<n>``."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0:
-        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    sign = "-" if value < 0 else ""
-    magnitude = abs(value)
-    parts = Decimal(repr(magnitude)).as_tuple()
-    digits = "".join(map(str, parts.digits))
-    exponent = int(parts.exponent)
-    stripped = digits.rstrip("0") or "0"
-    exponent += len(digits) - len(stripped)
-    digits = stripped.lstrip("0") or "0"
-    sci = len(digits) - 1 + exponent  # magnitude = d.ddd x 10^sci
-    if 1e-3 <= magnitude < 1e7:
-        if sci >= 0:
-            whole, frac = digits[: sci + 1].ljust(sci + 1, "0"), digits[sci + 1 :] or "0"
-        else:
-            whole, frac = "0", "0" * (-sci - 1) + digits
-        return f"{sign}{whole}.{frac}"
-    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{sci}"
-
-
-def java_parse_double(text: str) -> float:
-    """``Double.parseDouble`` for decimal text (ValueError when Java would throw NumberFormatException)."""
-    trimmed = text.strip("".join(chr(c) for c in range(33)))
-    if not _JAVA_DOUBLE.fullmatch(trimmed):
-        raise ValueError(text)
-    if trimmed[-1] in "fFdD" and not trimmed.endswith(("NaN", "Infinity")):
-        trimmed = trimmed[:-1]
-    if trimmed.lstrip("+-") == "NaN":
-        return math.nan
-    return float(trimmed)
-
-
-def _java_parse_integer(text: str, lo: int, hi: int) -> int:
-    trimmed = text.strip("".join(chr(c) for c in range(33)))
-    if not _JAVA_INTEGER.fullmatch(trimmed) or not lo <= int(trimmed) <= hi:
-        raise ValueError(text)
-    return int(trimmed)
 
 
 def _java_cast(value: float, lo: int, hi: int) -> int:
@@ -285,7 +219,7 @@ class QuotaApis:
             seen.add(key)
             ent = [(USER, key[0][1])] if key[0][0] else []
             ent += [(CLIENT_ID, key[1][1])] if key[1][0] else []
-            out.append((ent, [(k, java_parse_double(v)) for k, v in quota]))
+            out.append((ent, [(k, quota_store.java_parse_double(v)) for k, v in quota]))
         return out
 
     def _describe_ips(
@@ -301,7 +235,7 @@ class QuotaApis:
         configs = self._read_configs([p for _n, p in wanted])
         out: list[tuple[list[tuple[str, str | None]], list[tuple[str, float]]]] = []
         for name, path in wanted:
-            quota = [(k, java_parse_double(v)) for k, v in configs[path].items() if k in IP_KEYS]
+            quota = [(k, quota_store.java_parse_double(v)) for k, v in configs[path].items() if k in IP_KEYS]
             if quota:
                 out.append(([(IP, name)], quota))
         return out
@@ -368,39 +302,16 @@ class QuotaApis:
             kind = keys.get(key)
             if kind is None:
                 raise ApiFailure(E.INVALID_REQUEST, f"Invalid configuration key {key}")
-            if kind == DOUBLE:
-                props[key] = java_double_to_string(value)
-            elif kind in (LONG, INT):
-                lo, hi = (LONG_MIN, LONG_MAX) if kind == LONG else (INT_MIN, INT_MAX)
+            if kind == quota_store.DOUBLE:
+                props[key] = quota_store.java_double_to_string(value)
+            elif kind in quota_store.INTEGRAL_RANGES:
+                lo, hi = quota_store.INTEGRAL_RANGES[kind]
                 integral = _java_cast(value + EPSILON, lo, hi)
                 if abs(float(integral) - value) > EPSILON:
                     raise ApiFailure(E.INVALID_REQUEST, f"Configuration {key} must be a {kind} value")
                 props[key] = str(integral)
             else:
                 raise _server_error()  # IllegalStateException("Unexpected config type STRING")
-
-    @staticmethod
-    def _validate(root: str, name: str, props: Mapping[str, str]) -> None:
-        """AdminZkClient.changeConfigs' DynamicConfig.{Client,User,Ip}.validate: failures are not ApiExceptions."""
-        if root == IPS:
-            keys = IP_KEYS
-        elif root == USERS and name != DEFAULT_ENTITY and "/clients" not in name:
-            keys = USER_KEYS
-        else:
-            keys = CLIENT_KEYS
-        for key, value in props.items():
-            kind = keys.get(key)
-            try:
-                if kind == LONG:
-                    _java_parse_integer(value, LONG_MIN, LONG_MAX)
-                elif kind == INT and _java_parse_integer(value, INT_MIN, INT_MAX) < 0:
-                    raise ValueError(value)  # connection_creation_rate: Range.atLeast(0)
-                elif kind == DOUBLE:
-                    java_parse_double(value)
-                elif kind is None:
-                    raise ValueError(key)  # "requirement failed: Unknown Dynamic Configuration"
-            except ValueError:
-                raise _server_error() from None
 
     def _alter_entity(
         self, components: Sequence[tuple[str, str | None]], ops: Sequence[tuple[str, float | None]], validate_only: bool
@@ -409,8 +320,6 @@ class QuotaApis:
 
         def compute(props: dict[str, str]) -> dict[str, str]:
             self._apply(props, ops, keys)
-            if not validate_only:
-                self._validate(root, name, props)
             return props
 
         alter_quota_entity(

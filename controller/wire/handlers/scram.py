@@ -29,18 +29,16 @@ from controller.security.scram import (
     iterations_error,
     make_credential_from_salted_password,
 )
-from controller.store.errors import ApiFailure
+from controller.store.errors import STORE_ERRORS, ApiFailure
 from controller.store.scram import alter_user, read_all_users, read_user
 from controller.wire.apikeys import bind
 from controller.wire.codec import Request, build, entity
 from controller.wire.handlers.base import NodeView, code
-from controller.wire.handlers.quotas import DOUBLE, LONG, USER_KEYS, java_parse_double
 from controller.wire.server import Connection, Handler
-from controller.zk.errors import KazooException, KazooTimeoutError, SessionLost, ZkTimeout, ZkUnavailable
+from controller.zk.errors import KazooTimeoutError
 from zkmodel import errorcodes as E
-from zkmodel import paths
 from zkmodel.acls import AclOperation
-from zkmodel.configs import USERS, desanitize
+from zkmodel.configs import desanitize
 from zkmodel.errorcodes import KafkaError
 
 if TYPE_CHECKING:  # the handler passes the node's session to the stores, never calls it
@@ -50,7 +48,6 @@ log = logging.getLogger(__name__)
 
 
 ZERO = datetime.timedelta(0)
-WRITE_ATTEMPTS = 5
 #: Type byte -> mechanism name, in ScramMechanism.values() order (UNKNOWN = 0 and any other byte are unknown).
 MECHANISM_NAMES: dict[int, str] = {t: n for n, t in sorted(MECHANISM_TYPES.items(), key=lambda item: item[1])}
 
@@ -63,15 +60,7 @@ ALTERED_TWICE = "A user credential cannot be altered twice in the same request"
 DESCRIBED_TWICE = "Cannot describe SCRAM credentials for the same user twice in a single request"
 
 #: What a ZooKeeper read or write, or a stored value, can fail with (Kafka catches these as ``Exception``).
-FAILURES: tuple[type[BaseException], ...] = (
-    KazooException,
-    KazooTimeoutError,
-    ZkUnavailable,
-    ZkTimeout,
-    SessionLost,
-    TimeoutError,
-    ValueError,
-)
+FAILURES: tuple[type[BaseException], ...] = (*STORE_ERRORS, KazooTimeoutError, TimeoutError, ValueError)
 
 #: (user, error, message, [(mechanism type, iterations)])
 Described = tuple[str, KafkaError, str | None, list[tuple[int, int]]]
@@ -90,31 +79,6 @@ class RequestFailure(Exception):
 def java_order(text: str) -> bytes:
     """Sort key of Java's ``String.compareTo`` (UTF-16 code units)."""
     return text.encode("utf-16-be", "surrogatepass")
-
-
-def _user_path(sanitized: str) -> str:
-    return f"{paths.CONFIG}/{USERS}/{sanitized}"
-
-
-def _java_parse_long(text: str) -> int:
-    """ConfigDef's LONG parsing: ``Long.parseLong(value.trim())``."""
-    trimmed = text.strip("".join(chr(c) for c in range(33)))
-    digits = trimmed[1:] if trimmed[:1] in ("+", "-") else trimmed
-    if not digits.isascii() or not digits.isdigit() or not -(2**63) <= int(trimmed) < 2**63:
-        raise ValueError(text)
-    return int(trimmed)
-
-
-def validate_user_config(props: Mapping[str, str]) -> None:
-    """DynamicConfig.User.validate: only SCRAM and quota keys, quota values that parse; else ValueError."""
-    for key, value in props.items():
-        kind = USER_KEYS.get(key)
-        if kind is None:
-            raise ValueError(f"requirement failed: Unknown Dynamic Configuration: {key}")
-        if kind == LONG:
-            _java_parse_long(value)
-        elif kind == DOUBLE:
-            java_parse_double(value)
 
 
 class ScramApis:
@@ -288,7 +252,7 @@ class ScramApis:
             removed = [MECHANISM_NAMES[m] for n, m in deletions if n == user]
             added = {MECHANISM_NAMES[m]: text for (n, m), text in credentials.items() if n == user}
             try:
-                self._persist(user, configs[user], removed, added)
+                self._persist(user, removed, added)
                 done.append((user, E.NONE, None))
             except ApiFailure as exc:  # Errors.forException(e): the error's own message, not the exception's
                 log.info("Error encountered while altering user SCRAM credentials: %s", exc.message)
@@ -298,16 +262,13 @@ class ScramApis:
                 failed.append((user, E.UNKNOWN_SERVER_ERROR, E.UNKNOWN_SERVER_ERROR.message))
         return results + failed + done
 
-    def _persist(
-        self, user: str, read: tuple[dict[str, str], int | None], removed: Sequence[str], added: Mapping[str, str]
-    ) -> None:
+    def _persist(self, user: str, removed: Sequence[str], added: Mapping[str, str]) -> None:
         """AdminZkClient.changeConfigs(USER, ...) as a compare-and-set on the version read, retried on a race
-        (``read`` decided what to do; the write reads again in this user's turn)."""
+        (the request's first read decided what to do; the write reads again in this user's turn)."""
 
         def compute(props: dict[str, str]) -> dict[str, str]:
             new = {k: v for k, v in props.items() if k not in removed}
             new.update(added)
-            validate_user_config(new)
             return new
 
         alter_user(
