@@ -6,6 +6,7 @@ import re
 import urllib.request
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
 
 from zkmodel import paths
 from zkmodel.election import ControllerZnode
@@ -19,10 +20,13 @@ def metric(url: str, name: str) -> float | None:
 
 
 def controller_id(zk: KazooClient) -> int | None:
-    found = zk.exists(paths.CONTROLLER)
-    if found is None:
+    """The broker id in ``/controller``, None when there is none. One read: the ephemeral znode can vanish
+    between an exists and a get (a session expiring is exactly what some callers wait for)."""
+    try:
+        data, _stat = zk.get(paths.CONTROLLER)
+    except NoNodeError:
         return None
-    return ControllerZnode.decode(paths.CONTROLLER, zk.get(paths.CONTROLLER)[0]).broker_id
+    return ControllerZnode.decode(paths.CONTROLLER, data).broker_id
 
 
 def metric_sum(url: str, name: str, **labels: str) -> float:
