@@ -125,6 +125,9 @@ def test_replication_throttle_holds_a_move_until_it_is_removed(tmp_path: Path) -
         zk.start(timeout=20)
         bootstrap = ",".join(f"127.0.0.1:{n.port}" for n in stack.nodes)
         ck = AdminClient({"bootstrap.servers": bootstrap})
+        # A broker-config change goes to that broker, which librdkafka finds in its metadata; a node's view of
+        # the registrations is a ZooKeeper watch behind, so wait until the whole cluster is listed.
+        wait_for(lambda: len(ck.list_topics(timeout=10).brokers) == 3, 30, "every broker in the metadata")
         kp = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=60000)
         kp.create_topics([NewTopic("slow", num_partitions=1, replication_factor=1)], timeout_ms=30000)
         origin = TopicAssignment.decode("t", zk.get(paths.topic("slow"))[0]).partitions[0][0]
