@@ -89,7 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    # Tools that keep another program's command line (kafka-reassign-partitions' flags, errors and exit
+    # codes) parse their own arguments; argparse would answer their mistakes in its own words.
+    if args_list and args_list[0] in migrate_cli.RAW_COMMANDS:
+        return migrate_cli.RAW_COMMANDS[args_list[0]](args_list[1:])
+    args = build_parser().parse_args(args_list)
     result: int = args.func(args)
     return result
 

@@ -1,9 +1,10 @@
 """Operator subcommands, registered on the root ``bridgekeeper`` parser by :func:`register`.
 
-Today: ``zk get`` (read one znode as Kafka would decode it) and ``zk scram`` (write a SCRAM credential the way
-``kafka-configs --zookeeper`` does). The migration tools (reassign, snapshot, lockdown, rehearse, pipeline)
-register here too. Each command imports what it needs when it runs, so ``bridgekeeper --help`` stays fast and
-the node never pays for the tools.
+Today: ``reassign`` (kafka-reassign-partitions, in ``migrate/reassign/``), ``zk get`` (read one znode as
+Kafka would decode it) and ``zk scram`` (write a SCRAM credential the way ``kafka-configs --zookeeper``
+does). The migration tools to come (snapshot, lockdown, rehearse, pipeline) register here too. Each
+command imports what it needs when it runs, so ``bridgekeeper --help`` stays fast and the node never
+pays for the tools.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import argparse
 import dataclasses
 import enum
 import sys
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -91,11 +93,28 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def cmd_reassign(argv: Sequence[str]) -> int:
+    """``bridgekeeper reassign``: kafka-reassign-partitions' flags, text and exit codes."""
+    from migrate.reassign.command import main
+
+    return main(argv)
+
+
+#: Root commands that parse their own arguments (the root parser hands them everything after the name).
+RAW_COMMANDS: dict[str, Callable[[Sequence[str]], int]] = {"reassign": cmd_reassign}
+
+
 def register(
     sub: argparse._SubParsersAction[argparse.ArgumentParser], zk: argparse._SubParsersAction[argparse.ArgumentParser]
 ) -> None:
-    """Add the operator commands: ``zk get`` and ``zk scram`` to the ``zk`` group."""
-    del sub  # the migration tools (reassign, snapshot, lockdown, ...) are root commands; none yet
+    """Add the operator commands: ``reassign`` (listed here for --help; it parses its own arguments) and
+    ``zk get`` / ``zk scram`` in the ``zk`` group."""
+    sub.add_parser(
+        "reassign",
+        add_help=False,
+        help="move partitions between brokers: kafka-reassign-partitions' flags, JSON files and output "
+        "(run 'bridgekeeper reassign --help')",
+    )
     get = zk.add_parser("get", help="read one znode and decode it with Kafka's format rules")
     get.add_argument("path", help="znode path, e.g. /brokers/topics/foo")
     get.add_argument("--zookeeper", required=True, help="connect string host:port[,host:port][/chroot]")

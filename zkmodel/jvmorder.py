@@ -9,6 +9,9 @@ these functions replay each class's bucket layout for string keys.  Only string 
 
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
+from typing import TypeVar
+
+K = TypeVar("K", str, int, tuple[str, int])
 
 _MASK32 = 0xFFFFFFFF
 
@@ -109,19 +112,31 @@ def _scala_immutable_order(keys: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(walk(hashed, 0))
 
 
-def java_hashmap_order(keys: Iterable[str]) -> list[str]:
-    """Iteration order of a ``java.util.HashMap`` after putting ``keys`` in this order."""
+def _java_hash(key: str | int | tuple[str, int]) -> int:
+    if isinstance(key, str):
+        return java_string_hash(key)
+    if isinstance(key, int):
+        return _i32(key)
+    topic, partition = key  # TopicPartition.hashCode: 31 * (31 + partition) + topic.hashCode()
+    return _i32(31 * (31 + partition) + java_string_hash(topic))
+
+
+def java_hashmap_order(keys: Iterable[K]) -> list[K]:
+    """Iteration order of a ``java.util.HashMap`` (or ``HashSet``) after putting ``keys`` in this order.
+    Keys are strings, ints (``Integer.hashCode`` is the value) or (topic, partition) pairs hashed as Kafka's
+    ``TopicPartition.hashCode``. Buckets past eight entries turn into trees
+    in Java; that order is not replayed (it needs 9+ colliding keys in one bucket)."""
     size = 16
-    present: list[str] = []
+    present: dict[K, None] = {}  # insertion-ordered, O(1) membership
     for key in keys:
         if key in present:
             continue
-        present.append(key)
+        present[key] = None
         if len(present) > int(size * 0.75):
             size *= 2
 
-    def bucket(k: str) -> int:
-        h = java_string_hash(k)
+    def bucket(k: K) -> int:
+        h = _java_hash(k)
         return (h ^ _ushr(h, 16)) & (size - 1)
 
     # Within a bucket Java keeps insertion order, and resizes split buckets without reordering.
