@@ -55,12 +55,16 @@ def _from_client(exc: BaseException) -> AdminError:
     """A kafka-python exception as the text Kafka's Java client would give."""
     errno = getattr(exc, "errno", None)
     if isinstance(errno, int) and errno not in (-1, 0):
+        # kafka-python keeps the broker's message as the first argument, unless it wrapped a whole response
+        said = exc.args[0] if exc.args and isinstance(exc.args[0], str) else None
+        message = said if said and not said.startswith("Request '") else None
         with contextlib.suppress(KeyError, ValueError):
-            return AdminError(java_exception_text(errno, None))
-    if isinstance(exc, kerrors.NoBrokersAvailable | kerrors.KafkaConnectionError):
+            return AdminError(java_exception_text(errno, message))
+    if isinstance(exc, kerrors.KafkaConnectionError | kerrors.MetadataEmptyBrokerList):
         return AdminError("org.apache.kafka.common.errors.TimeoutException: Timed out waiting for a node assignment.")
     if isinstance(exc, kerrors.KafkaTimeoutError):
-        return AdminError(f"org.apache.kafka.common.errors.TimeoutException: {exc}")
+        said = exc.args[0] if exc.args and isinstance(exc.args[0], str) else "Timed out"
+        return AdminError(f"org.apache.kafka.common.errors.TimeoutException: {said}")
     return AdminError(str(exc) or type(exc).__name__)
 
 

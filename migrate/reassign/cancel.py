@@ -4,13 +4,12 @@ active." is printed without a line break."""
 
 from __future__ import annotations
 
-from migrate.reassign.options import Options
-from migrate.reassign.plan_files import parse_reassignment, read_text
-
 from migrate.reassign.admin import ReassignAdmin, error_message
 from migrate.reassign.logdirs import execute_moves, move_states
 from migrate.reassign.model import TP, sorted_tps, tp_text
+from migrate.reassign.options import Options
 from migrate.reassign.output import Output, ToolError
+from migrate.reassign.plan_files import parse_reassignment, read_text
 from migrate.reassign.verify import clear_all_throttles
 
 

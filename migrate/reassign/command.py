@@ -7,7 +7,6 @@ import sys
 from collections.abc import Sequence
 
 from migrate.reassign.options import Action, Options, OptionsError, parse_options
-
 from migrate.reassign.output import Output, ToolError
 
 #: What an interrupted run exits with (128 + SIGINT), as shells report it.
@@ -38,16 +37,19 @@ def main(argv: Sequence[str]) -> int:
         out.fail(ToolError("Interrupted"))
         out.finish()
         return INTERRUPTED
+    except Exception as exc:  # Kafka's main: "Error: " + getMessage() for any Throwable; never a traceback here
+        out.fail(ToolError(f"{type(exc).__name__}: {exc}"))
+        out.finish()
+        return 1
     out.finish()
     return 0
 
 
 def _run(opts: Options, out: Output) -> None:
     """Connect as the options say and run the action, turning every failure into a ToolError."""
-    from migrate.reassign.plan_files import PlanFileError
-
     from migrate.reassign.admin import AdminError
     from migrate.reassign.client_config import ClientConfigError
+    from migrate.reassign.plan_files import PlanFileError
 
     try:
         if opts.zookeeper is not None:

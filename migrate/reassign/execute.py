@@ -15,14 +15,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from migrate.reassign.options import Options
-from migrate.reassign.plan_files import format_assignment, parse_reassignment, read_text
-
 from migrate.reassign import throttles as T
 from migrate.reassign.admin import ReassignAdmin, error_message
 from migrate.reassign.logdirs import TPR, execute_moves
 from migrate.reassign.model import TP, Ongoing, sorted_tps, tp_text
+from migrate.reassign.options import Options
 from migrate.reassign.output import Output, ToolError, assignment_doc
+from migrate.reassign.plan_files import format_assignment, parse_reassignment, read_text
 from migrate.reassign.verify import clear_all_throttles
 from migrate.reassign.waves import busy_brokers, classify, ongoing_participants, pack, participants, plan_waves
 from zkmodel.jvmorder import java_hashmap_order

@@ -8,12 +8,11 @@ each proposal needs on the same input (and the lower bound), so the saving is vi
 
 from __future__ import annotations
 
-from migrate.reassign.options import Options
-from migrate.reassign.plan_files import format_assignment, parse_topics_to_move, read_text
-
 from migrate.reassign import planner
 from migrate.reassign.admin import ReassignAdmin
+from migrate.reassign.options import Options
 from migrate.reassign.output import Output, ToolError, assignment_doc
+from migrate.reassign.plan_files import format_assignment, parse_topics_to_move, read_text
 from zkmodel.jvmorder import K, java_hashmap_order
 from zkmodel.placement import BrokerMetadata
 

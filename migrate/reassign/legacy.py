@@ -13,9 +13,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping, Sequence
 
-from migrate.reassign.options import Action, Options
-from migrate.reassign.plan_files import format_assignment, parse_reassignment, parse_topics_to_move, read_text
-
 from controller.store.entity_configs import alter_entity, read_entities
 from controller.store.legacy_reassign import create_legacy_reassignment, legacy_reassignment_in_progress
 from controller.zk.session import ZkSession
@@ -24,7 +21,9 @@ from migrate.reassign import throttles as T
 from migrate.reassign.execute import CANNOT_EXECUTE, VERIFY_WARNING, parse_execute_plan, save_rollback
 from migrate.reassign.generate import _duplicates, _java_set, brokers_for
 from migrate.reassign.model import TP, joined, sorted_tps, tp_text
+from migrate.reassign.options import Action, Options
 from migrate.reassign.output import Output, ToolError, assignment_doc
+from migrate.reassign.plan_files import format_assignment, parse_reassignment, parse_topics_to_move, read_text
 from zkmodel import paths
 from zkmodel.admin import PartitionReassignmentZnode, TopicPartition
 from zkmodel.brokers import BrokerRegistration

@@ -10,14 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from migrate.reassign.options import Options
-from migrate.reassign.plan_files import parse_reassignment, read_text
-
 from migrate.reassign import throttles as T
 from migrate.reassign.admin import AdminError, ReassignAdmin
 from migrate.reassign.logdirs import move_states, states_doc, states_text
 from migrate.reassign.model import TP, Ongoing, joined, sorted_tps, tp_text
+from migrate.reassign.options import Options
 from migrate.reassign.output import Output, ToolError
+from migrate.reassign.plan_files import parse_reassignment, read_text
 from zkmodel.jvmorder import java_hashmap_order
 
 

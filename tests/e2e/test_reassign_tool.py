@@ -366,3 +366,65 @@ def test_waves_respect_the_per_broker_cap_and_an_interrupted_run_resumes(
     assert max(max(c.values(), default=0) for c in seen) == 2  # the cap was used and never exceeded
     # The resumed run cleared the throttles once everything was done.
     assert not any(k.endswith("throttled.replicas") for k in config(stack, "topics", "waves"))
+
+
+BAD_PLANS = [
+    ("{not json", "Error: The reassignment JSON is not valid JSON: "),
+    ('{"version":2,"partitions":[]}', "Error: Not supported version field value 2\n"),
+    ('{"version":1,"partitions":[]}', "Error: Partition reassignment list cannot be empty\n"),
+    ('{"partitions":[{"topic":"bad","partition":0,"replicas":[]}]}', "Error: Partition replica list cannot be empty\n"),
+    ('{"partitions":[{"topic":"bad","partition":0,"replicas":[1]},{"topic":"bad","partition":0,"replicas":[2]}]}',
+     "Error: Partition reassignment contains duplicate topic partitions: bad-0\n"),
+    ('{"partitions":[{"topic":"bad","partition":0,"replicas":[1,1]}]}',
+     "Error: Partition replica lists may not contain duplicate entries: bad-0 contains multiple entries for 1\n"),
+    ('{"partitions":[{"topic":"bad","partition":0,"replicas":[1,2],"log_dirs":["any"]}]}',
+     "Error: Size of replicas list [1, 2] is different from size of log dirs list [any] for partition bad-0\n"),
+    ('{"partitions":[{"topic":"bad","partition":0,"replicas":[1,"x"]}]}',
+     'Error: partitions[0].replicas[1]: expected an int, got "x"\n'),
+    ('{"partitions":[{"topic":"bad","partition":0,"replicas":[1,9]}]}', "Error: Unknown broker id 9\n"),
+    ('{"partitions":[{"topic":"nosuch","partition":0,"replicas":[1]}]}',
+     "Error: org.apache.kafka.common.errors.UnknownTopicOrPartitionException: Topic nosuch not found.\n"),
+    ('{"partitions":[{"topic":"bad","partition":7,"replicas":[1]}]}',
+     "Error: org.apache.kafka.common.errors.UnknownTopicOrPartitionException: Unable to find partition: bad-7\n"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "expected"), BAD_PLANS)
+def test_bad_plans_are_refused_naming_what_is_wrong_and_nothing_moves(
+    stack: RunningStack, admin: KafkaAdminClient, tmp_path: Path, text: str, expected: str
+) -> None:
+    if "bad" not in admin.list_topics():
+        create(admin, "bad", {0: [1, 2], 1: [2, 3]})
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    result = tool("--bootstrap-server", stack.bootstrap, "--execute", "--reassignment-json-file", str(path))
+    assert result.returncode == 1
+    assert result.stdout.startswith(expected) if expected.endswith(": ") else result.stdout == expected
+    assert "Traceback" not in result.stdout + result.stderr
+    as_json = tool("--bootstrap-server", stack.bootstrap, "--execute", "--reassignment-json-file", str(path),
+                   "--output", "json")  # fmt: skip
+    assert as_json.returncode == 1
+    assert "Error: " + orjson.loads(as_json.stdout)["error"] + "\n" == result.stdout
+    assert replicas(stack, "bad") == {0: [1, 2], 1: [2, 3]} and no_moves(admin)
+
+
+def test_generate_refusals(stack: RunningStack, admin: KafkaAdminClient, tmp_path: Path) -> None:
+    create(admin, "wide", {0: [1, 2, 3]})
+    topics = tmp_path / "topics.json"
+    topics.write_text('{"topics":[{"topic":"wide"}],"version":1}')
+
+    def generate(brokers: str, file: Path = topics) -> subprocess.CompletedProcess[str]:
+        return tool("--bootstrap-server", stack.bootstrap, "--generate", "--topics-to-move-json-file", str(file),
+                    "--broker-list", brokers)  # fmt: skip
+
+    assert generate("1,2").stdout == "Error: Replication factor: 3 larger than available brokers: 2.\n"
+    assert generate("1,2,2").stdout == "Error: Broker list contains duplicate entries: [2]\n"
+    assert generate("1,2,77,78").stdout == "Error: Replication factor: 3 larger than available brokers: 2.\n"
+    unknown = tmp_path / "unknown.json"
+    unknown.write_text('{"topics":[{"topic":"wide"},{"topic":"gone"}],"version":1}')
+    assert generate("1,2,3", unknown).stdout == (
+        "Error: org.apache.kafka.common.errors.UnknownTopicOrPartitionException: Topic gone not found.\n"
+    )
+    twice = tmp_path / "twice.json"
+    twice.write_text('{"topics":[{"topic":"wide"},{"topic":"wide"}],"version":1}')
+    assert generate("1,2,3", twice).stdout == "Error: List of topics to reassign contains duplicate entries: [wide]\n"

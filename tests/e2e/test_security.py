@@ -15,6 +15,8 @@ import json
 import logging
 import socket
 import struct
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -1002,3 +1004,42 @@ def test_forwarding_broker_without_cluster_action(weak_stack: tuple[Stack, Kazoo
     assert zk.exists("/kafka-acl/Topic/sec-weak")
     assert failures(active) == 0
     assert failures(other) == before + 3
+
+
+# --- reassign tool over SASL ---------------------------------------------------------------------------------------
+def _reassign(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "controller.cli", "reassign", *args], capture_output=True, text=True,
+                          timeout=120, cwd=Path(__file__).resolve().parents[2])  # fmt: skip
+
+
+@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-512"])
+def test_reassign_tool_logs_in_with_its_command_config(
+    cluster: Cluster, zed: str, tmp_path: Path, mechanism: str
+) -> None:
+    """--command-config carries the client's SASL settings, as Kafka's tool hands them to Admin.create."""
+    module = "plain.PlainLoginModule" if mechanism == "PLAIN" else "scram.ScramLoginModule"
+    user, password = ("admin", "admin-secret") if mechanism == "PLAIN" else (zed, "zed-secret")
+
+    def properties(name: str, who: str, secret: str) -> str:
+        path = tmp_path / name
+        login = f'org.apache.kafka.common.security.{module} required username="{who}" password="{secret}";'
+        path.write_text(f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism={mechanism}\nsasl.jaas.config={login}\n")
+        return str(path)
+
+    # zed is no super user: the listing needs CLUSTER DESCRIBE, which only the super user admin has.
+    ok = _reassign("--bootstrap-server", cluster.bootstrap(), "--list", "--command-config",
+                   properties("ok.properties", user, password))  # fmt: skip
+    if user == "admin":
+        assert (ok.returncode, ok.stdout) == (0, "No partition reassignments found.\n"), ok.stderr
+    else:
+        assert ok.returncode == 1
+        assert ok.stdout == (
+            "Error: org.apache.kafka.common.errors.ClusterAuthorizationException: Cluster authorization failed.\n"
+        )
+    bad = _reassign("--bootstrap-server", cluster.bootstrap(), "--list", "--command-config",
+                    properties("bad.properties", user, "wrong"))  # fmt: skip
+    # kafka-python retries a refused login until its bootstrap timeout, then reports that (Kafka's Java client
+    # reports the SaslAuthenticationException at once): the tool exits 1 with one line, no traceback.
+    assert bad.returncode == 1 and "Traceback" not in bad.stdout + bad.stderr
+    timed_out = "Error: org.apache.kafka.common.errors.TimeoutException: Unable to bootstrap"
+    assert bad.stdout.startswith(timed_out), bad.stdout
