@@ -20,8 +20,10 @@ brokers that exist, rack-aware when asked -- and its balance, per topic as Kafka
 
 Rack-aware (every listed broker has a rack): each partition must span ``min(RF, racks)`` racks, as
 Kafka's rack-aware placement gives. Replicas breaking that rule move first; new replicas go to racks the
-partition lacks. When exact balance and the rack rule cannot both hold, the rack rule wins and balance is
-as close as the racks allow.
+partition lacks. When RF equals the number of racks, every rack holds one replica of each partition, so
+"balanced" means within one of the other brokers of the same rack (racks of different sizes cannot be
+balanced against each other, in Kafka's placement either). Otherwise the rack rule wins and balance is as
+close as the racks allow.
 
 Ties go to the broker with the fewest of the topic's replicas, then the fewest over all listed topics, then
 the lowest id: the output is deterministic.
@@ -75,6 +77,34 @@ def count_moves(current: Mapping[TP, Sequence[int]], proposed: Mapping[TP, Seque
     return sum(len(set(proposed[tp]) - set(current.get(tp, ()))) for tp in proposed)
 
 
+def _targets(
+    parts: Mapping[int, Sequence[int]], ids: Sequence[int], rack_of: Mapping[int, str | None], aware: bool
+) -> tuple[dict[int, int], dict[int, int], bool]:
+    """Each broker's (lower, upper) replica count for one topic, and whether they are binding.
+
+    Without racks: floor/ceil of T/N for everyone. Rack-aware with every partition's RF equal to the number
+    of racks, each rack holds exactly one replica of every partition, so its brokers share P replicas:
+    floor/ceil of P/k for a rack of k brokers (brokers of a smaller rack carry more, as in Kafka's
+    rack-aware placement). Any other rack-aware topic has no exact count to aim for: the global targets
+    guide the placement but are not binding (the rack rule decides), so they give no lower bound.
+    """
+    total = sum(len(r) for r in parts.values())
+    n = len(ids)
+    lo = dict.fromkeys(ids, total // n)
+    hi = dict.fromkeys(ids, -(-total // n))
+    if not aware:
+        return lo, hi, True
+    racks: dict[str | None, list[int]] = {}
+    for b in ids:
+        racks.setdefault(rack_of[b], []).append(b)
+    if all(len(r) == len(racks) for r in parts.values()):
+        for members in racks.values():
+            for b in members:
+                lo[b], hi[b] = len(parts) // len(members), -(-len(parts) // len(members))
+        return lo, hi, True
+    return lo, hi, False
+
+
 # -- Kafka's ----------------------------------------------------------------------------------------------------
 def kafka_generate(
     current: Mapping[TP, Sequence[int]],
@@ -103,19 +133,18 @@ def kafka_generate(
 # -- ours ------------------------------------------------------------------------------------------------------
 def lower_bound(current: Mapping[TP, Sequence[int]], brokers: Sequence[BrokerMetadata], rack_aware: bool) -> int:
     """A bound no valid balanced proposal can beat: per topic, the larger of (replicas that must leave
-    unlisted brokers + the excess of listed brokers above U) and (the shortfall of brokers below L); with racks,
-    also per partition the racks it lacks (each move adds at most one rack)."""
+    unlisted brokers + the excess of listed brokers above their upper target) and (the shortfall of brokers
+    below their lower target) -- targets from :func:`_targets`, only where they are binding; with racks, also
+    per partition the racks it lacks (each move adds at most one rack)."""
     aware = _rack_check(brokers, rack_aware)
     ids = {b.id for b in brokers}
     rack_of = {b.id: b.rack for b in brokers}
     n_racks = len({b.rack for b in brokers})
     total = 0
     for parts in _by_topic(current).values():
-        n = len(ids)
-        t = sum(len(r) for r in parts.values())
-        if n == 0:
+        if not ids:
             return 0
-        upper, lower = -(-t // n), t // n
+        lo, hi, binding = _targets(parts, sorted(ids), rack_of, aware)
         counts = dict.fromkeys(ids, 0)
         forced = 0
         for replicas in parts.values():
@@ -124,8 +153,10 @@ def lower_bound(current: Mapping[TP, Sequence[int]], brokers: Sequence[BrokerMet
                     counts[r] += 1
                 else:
                     forced += 1
-        balance = max(forced + sum(max(0, c - upper) for c in counts.values()),
-                      sum(max(0, lower - c) for c in counts.values()))  # fmt: skip
+        balance = forced
+        if binding:
+            balance = max(forced + sum(max(0, c - hi[b]) for b, c in counts.items()),
+                          sum(max(0, lo[b] - c) for b, c in counts.items()))  # fmt: skip
         racks = 0
         if aware:
             for replicas in parts.values():
@@ -177,6 +208,8 @@ class _TopicPlan:
         self.new: dict[int, list[int | None]] = {}
         self.placed: set[tuple[int, int]] = set()  # (partition, slot) filled by us: free to re-place
         self.count: dict[int, int] = dict.fromkeys(ids, 0)
+        self.lo: dict[int, int] = {}
+        self.hi: dict[int, int] = {}
 
     # -- helpers
     def _rack_need(self, p: int) -> int:
@@ -220,10 +253,8 @@ class _TopicPlan:
         spread over partitions can go to more brokers), then a follower slot."""
         if self.count[b] <= floor:
             return False
-        total = sum(len(r) for r in self.cur.values())
-        lower, upper = total // len(self.ids), -(-total // len(self.ids))
-        takers = [x for x in self.ids if x != b and self.count[x] < lower] or [
-            x for x in self.ids if x != b and self.count[x] < upper
+        takers = [x for x in self.ids if x != b and self.count[x] < self.lo[x]] or [
+            x for x in self.ids if x != b and self.count[x] < self.hi[x]
         ]
         best: tuple[tuple[int, int, int, int], int, int] | None = None
         for p in sorted(self.cur):
@@ -253,44 +284,52 @@ class _TopicPlan:
                 if b is not None:
                     self.count[b] += 1
             if self.aware:  # replicas sharing a rack beyond what the rack rule allows must move too
-                seen: set[str | None] = set()
                 extra = self._rack_need(p) - len(self._racks(p))
-                for slot in range(rf - 1, -1, -1):
+                kept: set[str | None] = set()
+                for slot in range(rf):  # keep the first of each rack (leaders stay), free later duplicates
                     b = self.new[p][slot]
                     if b is None:
                         continue
-                    rack = self.rack_of[b]
-                    dup = sum(1 for x in self.new[p] if x is not None and self.rack_of[x] == rack) > 1
-                    if dup and extra > 0 and rack not in seen:
+                    if self.rack_of[b] in kept and extra > 0:
                         self._free(p, slot)
                         extra -= 1
-                    seen.add(rack)
-        total = sum(len(r) for r in self.cur.values())
-        upper, lower = -(-total // n), total // n
-        for b in self.ids:  # brokers above U give up their excess
-            while self.count[b] > upper and self._shed_one(b, upper):
+                    else:
+                        kept.add(self.rack_of[b])
+        self.lo, self.hi, _binding = _targets(self.cur, self.ids, self.rack_of, self.aware)
+        for b in self.ids:  # brokers above their upper target give up the excess
+            while self.count[b] > self.hi[b] and self._shed_one(b, self.hi[b]):
                 pass
-        self._match_short(lower)
-        self._fill(upper)
-        self._repair(lower)
-        self._take_for_short(lower)
+        self._match_short()
+        self._fill()
+        self._repair()
+        self._take_for_short()
         result = {p: [b for b in r if b is not None] for p, r in self.new.items()}
         return self._balance_leaders(result)
 
-    def _match_short(self, lower: int) -> None:
+    def _match_short(self) -> None:
         """Give brokers below L the free slots they can take, as a bipartite matching: a greedy pass, then
         augmenting paths (breadth first) for the units left over -- a plain greedy fill can hand a short
         broker's only possible slot to someone else."""
-        units = [b for b in self.ids for _ in range(max(0, lower - self.count[b]))]
+        units = [b for b in self.ids for _ in range(max(0, self.lo[b] - self.count[b]))]
         slots = [(p, i) for p in sorted(self.new) for i, x in enumerate(self.new[p]) if x is None]
         if not units or not slots:
             return
         owner: dict[tuple[int, int], int] = {}  # slot -> broker
         taken: dict[int, set[int]] = {b: set() for b in self.ids}  # broker -> partitions matched
 
+        free_in: dict[int, list[tuple[int, int]]] = {}
+        for slot in slots:
+            free_in.setdefault(slot[0], []).append(slot)
+
         def fits(b: int, slot: tuple[int, int]) -> bool:
             p = slot[0]
-            return b not in self.new[p] and p not in taken[b] and self._eligible(p, slot[1], b)
+            if b in self.new[p] or p in taken[b] or not self._eligible(p, slot[1], b):
+                return False
+            if self.aware:  # the partition's other matched slots count toward its racks too
+                racks = self._racks(p) | {self.rack_of[owner[o]] for o in free_in[p] if o != slot and o in owner}
+                if self.rack_of[b] in racks and len(racks) < self._rack_need(p):
+                    return False
+            return True
 
         def assign(slot: tuple[int, int], b: int) -> None:
             if slot in owner:
@@ -330,17 +369,17 @@ class _TopicPlan:
         for (p, i), b in sorted(owner.items()):
             self._put(p, i, b)
 
-    def _fill(self, upper: int) -> None:
+    def _fill(self) -> None:
         for p in sorted(self.new):
             for slot in range(len(self.new[p])):
                 if self.new[p][slot] is not None:
                     continue
                 choices = [b for b in self.ids if self._eligible(p, slot, b)]
-                under = [b for b in choices if self.count[b] < upper]
+                under = [b for b in choices if self.count[b] < self.hi[b]]
                 if under:
                     self._put(p, slot, min(under, key=self._key))
                     continue
-                via = self._augment(p, slot, lambda b: self.count[b] < upper)
+                via = self._augment(p, slot, lambda b: self.count[b] < self.hi[b])
                 if via is None:  # no way under the cap: the rack rule wins (or the topic cannot balance)
                     self._put(p, slot, min(choices, key=self._key))
 
@@ -373,16 +412,16 @@ class _TopicPlan:
                     queue.append(y)
         return None
 
-    def _repair(self, lower: int) -> None:
+    def _repair(self) -> None:
         """Brokers left below L take one of our placements from a broker above L (no extra move)."""
         for _ in range(len(self.placed) + 1):
-            short = [b for b in self.ids if self.count[b] < lower]
+            short = [b for b in self.ids if self.count[b] < self.lo[b]]
             if not short:
                 return
             d = min(short, key=self._key)
             found = next(
                 ((q, s) for q, s in sorted(self.placed)
-                 if (x := self.new[q][s]) is not None and self.count[x] > lower and self._eligible(q, s, d)),
+                 if (x := self.new[q][s]) is not None and self.count[x] > self.lo[x] and self._eligible(q, s, d)),
                 None,
             )  # fmt: skip
             if found is None:
@@ -390,27 +429,36 @@ class _TopicPlan:
             self._free(*found)
             self._put(*found, d)
 
-    def _take_for_short(self, lower: int) -> None:
-        """Brokers still below L once every freed slot is placed take replicas from the fullest brokers: one
-        move each, which the lower bound counts (the shortfall exceeds what had to move anyway)."""
+    def _take_for_short(self) -> None:
+        """Brokers still below their lower target once every freed slot is placed take replicas from the
+        fullest brokers: one move each, which the lower bound counts (the shortfall exceeds what had to move
+        anyway). A follower slot first, so preferred leaders stay."""
+        if all(self.count[b] >= self.lo[b] for b in self.ids):
+            return
+        where: dict[int, list[tuple[int, int]]] = {b: [] for b in self.ids}
+        for q in sorted(self.new):
+            for s, x in enumerate(self.new[q]):
+                if x is not None:
+                    where[x].append((q, s))
+        for b in where:
+            where[b].sort(key=lambda qs: (qs[1] == 0, qs[0]))
         for _ in range(sum(len(r) for r in self.cur.values())):
-            short = [b for b in self.ids if self.count[b] < lower]
+            short = [b for b in self.ids if self.count[b] < self.lo[b]]
             if not short:
                 return
             d = min(short, key=self._key)
-            best: tuple[tuple[int, int, int], int, int] | None = None
-            for q in sorted(self.new):
-                for s, x in enumerate(self.new[q]):
-                    if x is None or self.count[x] <= lower or not self._eligible(q, s, d):
-                        continue
-                    rank = (-self.count[x], 0 if s > 0 else 1, x)  # fullest donor, a follower slot first
-                    if best is None or rank < best[0]:
-                        best = (rank, q, s)
-            if best is None:
+            donors = sorted((x for x in self.ids if self.count[x] > self.lo[x]), key=lambda x: (-self.count[x], x))
+            found = next(
+                ((x, qs) for x in donors for qs in where[x] if self.new[qs[0]][qs[1]] == x and self._eligible(*qs, d)),
+                None,
+            )
+            if found is None:
                 return
-            _rank, q, s = best
+            x, (q, s) = found
+            where[x].remove((q, s))
             self._free(q, s)
             self._put(q, s, d)
+            where[d].append((q, s))
 
     def _balance_leaders(self, result: dict[int, list[int]]) -> dict[int, list[int]]:
         """Reorder replica lists so each broker leads floor..ceil(P/N) of the topic's partitions where the

@@ -174,3 +174,32 @@ def test_bad_current_assignments_name_the_partition() -> None:
         minimal_generate({("t", 0): []}, [B(1)], True)
     with pytest.raises(PlanError, match=r"t-1 lists a replica more than once"):
         minimal_generate({("t", 1): [1, 1]}, [B(1), B(2)], True)
+
+
+@st.composite
+def rack_clusters(draw: st.DrawFn) -> tuple[dict[tuple[str, int], list[int]], list[B]]:
+    """Three racks of uneven sizes, RF 3, partitions placed anywhere (rack rule possibly broken)."""
+    sizes = [draw(st.integers(1, 3)) for _ in range(3)]
+    brokers = [B(i, f"r{k}") for k, size in enumerate(sizes) for i in range(10 * k + 1, 10 * k + 1 + size)]
+    ids = [b.id for b in brokers]
+    current = {("t", p): draw(st.permutations(ids))[:3] for p in range(draw(st.integers(1, 10)))}
+    keep = draw(st.lists(st.sampled_from(brokers), min_size=len(brokers) - 1, max_size=len(brokers), unique=True))
+    listed = [b for b in brokers if b in keep]
+    assume(len({b.rack for b in listed}) == 3)
+    return current, listed
+
+
+@settings(max_examples=200, deadline=None)
+@given(rack_clusters())
+def test_rack_aware_plans_keep_one_replica_per_rack_and_balance_within_each_rack(
+    cluster: tuple[dict[tuple[str, int], list[int]], list[B]],
+) -> None:
+    current, listed = cluster
+    rack = {b.id: b.rack for b in listed}
+    plan = minimal_generate(current, listed, rack_aware=True)
+    assert all(len({rack[r] for r in replicas}) == 3 for replicas in plan.values())
+    counts = per_topic_counts(plan, "t", list(rack))
+    for r in set(rack.values()):
+        members = [counts[b] for b in rack if rack[b] == r]
+        assert max(members) - min(members) <= 1
+    assert count_moves(current, plan) >= lower_bound(current, listed, rack_aware=True)
