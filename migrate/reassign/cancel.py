@@ -9,16 +9,14 @@ from migrate.reassign.logdirs import execute_moves, move_states
 from migrate.reassign.model import TP, sorted_tps, tp_text
 from migrate.reassign.options import Options
 from migrate.reassign.output import Output, ToolError
-from migrate.reassign.plan_files import parse_reassignment, read_text
+from migrate.reassign.plan_files import parse_reassignment, read_text, targets_and_log_dirs
 from migrate.reassign.verify import clear_all_throttles
 
 
 def run(admin: ReassignAdmin, opts: Options, out: Output) -> None:
     assert opts.reassignment_json_file is not None
     planned = parse_reassignment(read_text(opts.reassignment_json_file))
-    targets = [((p.topic, p.partition), list(p.replicas)) for p in planned]
-    log_dirs = {(p.topic, p.partition, r): d for p in planned for r, d in zip(p.replicas, p.log_dirs, strict=True)
-                if d != "any"}  # fmt: skip
+    targets, log_dirs = targets_and_log_dirs(planned)
     listed = admin.list_reassignments([tp for tp, _r in targets])
     cancelling: list[TP] = [tp for tp, o in listed.items() if not o.adding or o.removing]
     if cancelling:

@@ -21,7 +21,13 @@ from migrate.reassign.logdirs import TPR, execute_moves
 from migrate.reassign.model import TP, Ongoing, sorted_tps, tp_text
 from migrate.reassign.options import Options
 from migrate.reassign.output import Output, ToolError, assignment_doc
-from migrate.reassign.plan_files import format_assignment, parse_reassignment, read_text
+from migrate.reassign.plan_files import (
+    check_execute,
+    format_assignment,
+    parse_reassignment,
+    read_text,
+    targets_and_log_dirs,
+)
 from migrate.reassign.verify import clear_all_throttles
 from migrate.reassign.waves import busy_brokers, classify, ongoing_participants, pack, participants, plan_waves
 from zkmodel.jvmorder import java_hashmap_order
@@ -39,34 +45,11 @@ POLL_S = 1.0
 
 
 def parse_execute_plan(text: str) -> tuple[dict[TP, list[int]], dict[TPR, str]]:
-    """parseExecuteAssignmentArgs: the plan's targets and its log-dir moves, with Kafka's checks."""
+    """parseExecuteAssignmentArgs: the plan's targets and its log-dir moves, after Kafka's execute checks."""
     planned = parse_reassignment(text)
-    if not planned:
-        raise ToolError("Partition reassignment list cannot be empty")
-    if any(not p.replicas for p in planned):
-        raise ToolError("Partition replica list cannot be empty")
-    seen: set[TP] = set()
-    dup_parts: list[TP] = []
-    for p in planned:
-        tp = (p.topic, p.partition)
-        if tp in seen and tp not in dup_parts:
-            dup_parts.append(tp)
-        seen.add(tp)
-    if dup_parts:
-        names = ",".join(tp_text(tp) for tp in java_hashmap_order(dup_parts))
-        raise ToolError(f"Partition reassignment contains duplicate topic partitions: {names}")
-    dup_msgs = []
-    for p in planned:
-        dups = sorted({r for r in p.replicas if p.replicas.count(r) > 1})
-        if dups:
-            dup_msgs.append(f"{p.topic}-{p.partition} contains multiple entries for {','.join(map(str, dups))}")
-    if dup_msgs:
-        raise ToolError("Partition replica lists may not contain duplicate entries: " + ". ".join(dup_msgs))
-    targets = {(p.topic, p.partition): list(p.replicas) for p in planned}
-    log_dirs = {
-        (p.topic, p.partition, r): d for p in planned for r, d in zip(p.replicas, p.log_dirs, strict=True) if d != "any"
-    }
-    return targets, log_dirs
+    check_execute(planned)
+    targets, log_dirs = targets_and_log_dirs(planned)
+    return dict(targets), log_dirs
 
 
 def unknown_broker(plan: Mapping[TP, Sequence[int]], cluster: Sequence[int]) -> int | None:
@@ -91,6 +74,17 @@ def save_rollback(
         return None
     print(f"Rollback JSON saved to {path}", file=sys.stderr)
     return str(path)
+
+
+def show_current(out: Output, current: Mapping[TP, Sequence[int]], plan_path: str) -> None:
+    """currentPartitionReplicaAssignmentToString, printed before anything changes, and saved beside the plan."""
+    out.text("Current partition replica assignment")
+    out.text()
+    out.text(format_assignment(current))
+    out.text()
+    out.text("Save this to use as the --reassignment-json-file option during rollback")
+    out.put("current", assignment_doc(current))
+    out.put("rollback_file", save_rollback(plan_path, current))
 
 
 def _set_throttles(
@@ -138,13 +132,7 @@ def run(admin: ReassignAdmin, opts: Options, out: Output, *, progress: Callable[
     if unknown is not None:
         raise ToolError(f"Unknown broker id {unknown}")
     current = admin.partition_assignments(targets)
-    out.text("Current partition replica assignment")
-    out.text()
-    out.text(format_assignment(current))
-    out.text()
-    out.text("Save this to use as the --reassignment-json-file option during rollback")
-    out.put("current", assignment_doc(current))
-    out.put("rollback_file", save_rollback(opts.reassignment_json_file, current))
+    show_current(out, current, opts.reassignment_json_file)
     out.put("throttle", opts.throttle if opts.throttle >= 0 else None)
     out.put("replica_alter_log_dirs_throttle",
             opts.replica_alter_log_dirs_throttle if opts.replica_alter_log_dirs_throttle >= 0 else None)  # fmt: skip

@@ -49,19 +49,23 @@ def brokers_for(
     return found
 
 
-def run(admin: ReassignAdmin, opts: Options, out: Output) -> None:
+def topics_to_move(opts: Options) -> list[str]:
+    """parseGenerateAssignmentArgs: the broker list and the topics file, each without duplicates."""
     assert opts.topics_to_move_json_file is not None and opts.broker_list is not None
-    broker_list = list(opts.broker_list)
-    dups = _duplicates(broker_list)
+    dups = _duplicates(list(opts.broker_list))
     if dups:
         raise ToolError(f"Broker list contains duplicate entries: {_java_set(dups)}")
     topics = parse_topics_to_move(read_text(opts.topics_to_move_json_file))
     dup_topics = _duplicates(topics)
     if dup_topics:
         raise ToolError(f"List of topics to reassign contains duplicate entries: {_java_set(dup_topics)}")
-    current = admin.topic_assignments(topics)
-    brokers = brokers_for([(b.id, b.rack) for b in admin.brokers()], opts.broker_list, not opts.disable_rack_aware)
-    rack_aware = not opts.disable_rack_aware
+    return topics
+
+
+def propose(
+    out: Output, current: dict[tuple[str, int], list[int]], brokers: list[BrokerMetadata], rack_aware: bool
+) -> None:
+    """Plan ours (and Kafka's, to count its moves), then print Kafka's two blocks."""
     try:
         proposed = planner.minimal_generate(current, brokers, rack_aware)
         kafkas = planner.kafka_generate(current, brokers, rack_aware)
@@ -75,11 +79,18 @@ def run(admin: ReassignAdmin, opts: Options, out: Output) -> None:
     out.text(format_assignment(proposed))
     out.put("current", assignment_doc(current))
     out.put("proposed", assignment_doc(proposed))
-    out.put(
-        "replica_moves",
-        {
-            "proposed": planner.count_moves(current, proposed),
-            "kafka_generate": planner.count_moves(current, kafkas),
-            "lower_bound": bound,
-        },
-    )
+    moves = {
+        "proposed": planner.count_moves(current, proposed),
+        "kafka_generate": planner.count_moves(current, kafkas),
+        "lower_bound": bound,
+    }
+    out.put("replica_moves", moves)
+
+
+def run(admin: ReassignAdmin, opts: Options, out: Output) -> None:
+    assert opts.broker_list is not None
+    topics = topics_to_move(opts)
+    current = admin.topic_assignments(topics)
+    rack_aware = not opts.disable_rack_aware
+    brokers = brokers_for([(b.id, b.rack) for b in admin.brokers()], opts.broker_list, rack_aware)
+    propose(out, current, brokers, rack_aware)

@@ -16,14 +16,13 @@ from collections.abc import Mapping, Sequence
 from controller.store.entity_configs import alter_entity, read_entities
 from controller.store.legacy_reassign import create_legacy_reassignment, legacy_reassignment_in_progress
 from controller.zk.session import ZkSession
-from migrate.reassign import planner
 from migrate.reassign import throttles as T
-from migrate.reassign.execute import CANNOT_EXECUTE, VERIFY_WARNING, parse_execute_plan, save_rollback
-from migrate.reassign.generate import _duplicates, _java_set, brokers_for
+from migrate.reassign.execute import CANNOT_EXECUTE, VERIFY_WARNING, parse_execute_plan, show_current
+from migrate.reassign.generate import brokers_for, propose, topics_to_move
 from migrate.reassign.model import TP, joined, sorted_tps, tp_text
 from migrate.reassign.options import Action, Options
-from migrate.reassign.output import Output, ToolError, assignment_doc
-from migrate.reassign.plan_files import format_assignment, parse_reassignment, parse_topics_to_move, read_text
+from migrate.reassign.output import Output, ToolError
+from migrate.reassign.plan_files import parse_reassignment, read_text
 from zkmodel import paths
 from zkmodel.admin import PartitionReassignmentZnode, TopicPartition
 from zkmodel.brokers import BrokerRegistration
@@ -125,28 +124,11 @@ def run(session: ZkSession, opts: Options, out: Output) -> None:
 
 
 def _generate(zk: ZkCluster, opts: Options, out: Output) -> None:
-    assert opts.topics_to_move_json_file is not None and opts.broker_list is not None
-    dups = _duplicates(list(opts.broker_list))
-    if dups:
-        raise ToolError(f"Broker list contains duplicate entries: {_java_set(dups)}")
-    topics = parse_topics_to_move(read_text(opts.topics_to_move_json_file))
-    dup_topics = _duplicates(topics)
-    if dup_topics:
-        raise ToolError(f"List of topics to reassign contains duplicate entries: {_java_set(dup_topics)}")
+    assert opts.broker_list is not None
+    topics = topics_to_move(opts)
     current = zk.topic_assignments(topics)
-    brokers = brokers_for(zk.brokers(), opts.broker_list, not opts.disable_rack_aware)
-    try:
-        proposed = planner.minimal_generate(current, brokers, not opts.disable_rack_aware)
-    except planner.PlanError as exc:
-        raise ToolError(exc.message) from None
-    out.text("Current partition replica assignment")
-    out.text(format_assignment(current))
-    out.text()
-    out.text("Proposed partition reassignment configuration")
-    out.text(format_assignment(proposed))
-    out.put("current", assignment_doc(current))
-    out.put("proposed", assignment_doc(proposed))
-    out.put("replica_moves", {"proposed": planner.count_moves(current, proposed)})
+    rack_aware = not opts.disable_rack_aware
+    propose(out, current, brokers_for(zk.brokers(), opts.broker_list, rack_aware), rack_aware)
 
 
 def _execute(zk: ZkCluster, opts: Options, out: Output) -> None:
@@ -167,13 +149,7 @@ def _execute(zk: ZkCluster, opts: Options, out: Output) -> None:
     if legacy_reassignment_in_progress(zk.session):
         raise ToolError(CANNOT_EXECUTE, terse=True)
     current = {tp: existing[tp] for tp in targets}
-    out.text("Current partition replica assignment")
-    out.text()
-    out.text(format_assignment(current))
-    out.text()
-    out.text("Save this to use as the --reassignment-json-file option during rollback")
-    out.put("current", assignment_doc(current))
-    out.put("rollback_file", save_rollback(opts.reassignment_json_file, current))
+    show_current(out, current, opts.reassignment_json_file)
     if opts.throttle >= 0:
         out.text(VERIFY_WARNING)
         moves = T.proposed_moves({}, targets, current)

@@ -25,9 +25,12 @@ jopt-simple 5.0.4, the version Kafka 3.9 ships):
    ``--command-config`` file, the JSON file); we check all values here, so when both a value and a file are
    wrong we name the value where Kafka would name the file.
 
-Ours: ``--zookeeper`` is Kafka 2.6-2.8's, with one deliberate change (2.8 silently ignored it when
-``--bootstrap-server`` was given too; we refuse the pair). ``--max-moves-per-broker`` (execute only) and
-``--output text|json`` (any action) are checked with the usage errors.
+Ours: ``--zookeeper`` is Kafka 2.6-2.8's (generate, execute, verify), with deliberate changes: 2.8 silently
+ignored it when ``--bootstrap-server`` was given too, we refuse the pair; 2.8 refused it with cancel and list
+as a misplaced option, and its "You must specify --bootstrap-server when using ..." escaped ``main`` as a
+RuntimeException, we print that message alone (stderr, exit 1) for cancel and list too.
+``--max-moves-per-broker`` (execute only) and ``--output text|json`` (any action) are checked with the usage
+errors.
 """
 
 from __future__ import annotations
@@ -115,7 +118,9 @@ _SPECS: tuple[_Spec, ...] = (
     _Spec("execute", "Kick off the reassignment as specified by the --reassignment-json-file option."),
     _Spec("cancel", "Cancel an active reassignment."),
     _Spec("list", "List all active partition reassignments."),
-    _Spec("bootstrap-server", "REQUIRED: the server(s) to use for bootstrapping.", "Server(s) to use for bootstrapping"),
+    _Spec(
+        "bootstrap-server", "REQUIRED: the server(s) to use for bootstrapping.", "Server(s) to use for bootstrapping"
+    ),
     _Spec(
         "command-config", "Property file containing configs to be passed to Admin Client.", "Admin client property file"
     ),
@@ -295,11 +300,11 @@ def _parse(argv: Sequence[str]) -> _Parsed:
             parsed.non_options.extend(argv[i:])
             break
         if token.startswith("--"):
-            name, _, value = _key_value(token[2:])
+            name, value = _key_value(token[2:])
             if name != _NON_OPTIONS and name not in _BY_NAME:
                 raise _uncaught("UnrecognizedOptionException", f"{name} is not a recognized option")
         elif token.startswith("-") and token != "-":
-            name, _, value = _key_value(token[1:])
+            name, value = _key_value(token[1:])
             if name != _NON_OPTIONS and name not in _BY_NAME:
                 # Not an option name: jopt reads a cluster of one-letter options, and Kafka declares none.
                 raise _uncaught("UnrecognizedOptionException", f"{token[1]} is not a recognized option")
@@ -322,20 +327,17 @@ def _parse(argv: Sequence[str]) -> _Parsed:
     return parsed
 
 
-def _key_value(text: str) -> tuple[str, bool, str | None]:
+def _key_value(text: str) -> tuple[str, str | None]:
     """jopt's KeyValuePair: split at the first "="; no "=" means no value (``--x=`` is the empty value)."""
     key, eq, value = text.partition("=")
-    return key, bool(eq), value if eq else None
-
-
-_SIGN = re.compile(r"[+-]")
+    return key, value if eq else None
 
 
 def java_parse_integer(text: str, bits: int) -> int | None:
     """``Integer.parseInt`` / ``Long.parseLong`` (radix 10): an optional sign, then one or more decimal
     digits (any Unicode decimal digit, as ``Character.digit`` takes them), in range; else None. Python's
     ``int()`` is looser (spaces, underscores), so it is not used on the raw text."""
-    body = text[1:] if _SIGN.fullmatch(text[:1]) else text
+    body = text[1:] if text[:1] in ("+", "-") else text
     if not body:
         return None
     value = 0
@@ -410,9 +412,7 @@ def _check_ours(parsed: _Parsed) -> tuple[str, int | None]:
         raw = parsed.values["max-moves-per-broker"][0]
         max_moves = java_parse_integer(raw, INT_BITS)
         if max_moves is None or max_moves < 1:
-            raise _usage_error(
-                f'Option "{_bracketed("max-moves-per-broker")}" must be a positive integer, not "{raw}"'
-            )
+            raise _usage_error(f'Option "{_bracketed("max-moves-per-broker")}" must be a positive integer, not "{raw}"')
     return output, max_moves
 
 
@@ -547,7 +547,7 @@ def _format_help(specs: Sequence[_Spec]) -> str:
     """jopt-simple's BuiltinHelpFormatter (80 columns, a 2-space gap), options sorted by name."""
     rows = [("Option", "Description"), ("------", "-----------")]
     for spec in sorted(specs, key=lambda s: s.name):
-        left = f"--{spec.name}"
+        left = ("--" if len(spec.name) > 1 else "-") + spec.name
         if spec.arg is not None:
             left += f" <{spec.kind}: {spec.arg}>"
         right = spec.help

@@ -16,7 +16,7 @@ from migrate.reassign.logdirs import move_states, states_doc, states_text
 from migrate.reassign.model import TP, Ongoing, joined, sorted_tps, tp_text
 from migrate.reassign.options import Options
 from migrate.reassign.output import Output, ToolError
-from migrate.reassign.plan_files import parse_reassignment, read_text
+from migrate.reassign.plan_files import parse_reassignment, read_text, targets_and_log_dirs
 from zkmodel.jvmorder import java_hashmap_order
 
 
@@ -113,9 +113,7 @@ def clear_all_throttles(
 def run(admin: ReassignAdmin, opts: Options, out: Output) -> None:
     assert opts.reassignment_json_file is not None
     planned = parse_reassignment(read_text(opts.reassignment_json_file))
-    targets = [((p.topic, p.partition), list(p.replicas)) for p in planned]
-    log_dirs = {(p.topic, p.partition, r): d for p in planned for r, d in zip(p.replicas, p.log_dirs, strict=True)
-                if d != "any"}  # fmt: skip
+    targets, log_dirs = targets_and_log_dirs(planned)
     states, anything_moving = partition_states(admin, targets)
     for line in states_text_lines(states):
         out.text(line)

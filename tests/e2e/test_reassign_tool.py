@@ -380,7 +380,7 @@ BAD_PLANS = [
     ('{"partitions":[{"topic":"bad","partition":0,"replicas":[1,2],"log_dirs":["any"]}]}',
      "Error: Size of replicas list [1, 2] is different from size of log dirs list [any] for partition bad-0\n"),
     ('{"partitions":[{"topic":"bad","partition":0,"replicas":[1,"x"]}]}',
-     'Error: partitions[0].replicas[1]: expected an int, got "x"\n'),
+     'Error: Expected `Integer` value, received "x" at partitions[0].replicas[1]\n'),
     ('{"partitions":[{"topic":"bad","partition":0,"replicas":[1,9]}]}', "Error: Unknown broker id 9\n"),
     ('{"partitions":[{"topic":"nosuch","partition":0,"replicas":[1]}]}',
      "Error: org.apache.kafka.common.errors.UnknownTopicOrPartitionException: Topic nosuch not found.\n"),
