@@ -16,7 +16,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -122,6 +122,7 @@ class LocalZooKeeper:
         force_sync: bool = False,
         heap_mb: int = 256,
         java: str = "java",
+        system_properties: Mapping[str, str] | None = None,
     ) -> None:
         if servers < 1:
             raise ValueError("servers must be at least 1")
@@ -133,6 +134,8 @@ class LocalZooKeeper:
         self.max_session_timeout_ms = max_session_timeout_ms
         self.force_sync = force_sync
         self.heap_mb = heap_mb
+        #: Extra ``-D`` settings for the JVM (``zookeeper.snapCount``, ``zookeeper.snapshot.compression.method``).
+        self.system_properties = dict(system_properties or {})
         self.java = shutil.which(java) or java
         self._owns_dir = base_dir is None
         self.base_dir = Path(tempfile.mkdtemp(prefix="bk-zk-")) if base_dir is None else base_dir
@@ -307,6 +310,7 @@ class LocalZooKeeper:
             "-XX:TieredStopAtLevel=1",
             f"-Dlog4j.configuration=file:{m.data_dir / 'log4j.properties'}",
             "-Dzookeeper.jmx.log4j.disable=true",
+            *(f"-D{k}={v}" for k, v in self.system_properties.items()),
             "-cp",
             cp,
             main,

@@ -235,6 +235,30 @@ class ZkSession:
         """Children of every path (None for a missing znode), like :meth:`read_data`."""
         return multiread.read_children(self.client, paths, timeout=self.bulk_timeout_s if timeout is None else timeout)
 
+    def read_acls(
+        self, paths: Sequence[str], *, in_flight: int = 1000, timeout: float | None = None
+    ) -> dict[str, list[tuple[int, str, str]] | None]:
+        """The ACL of every path as (perms, scheme, id), None for a missing znode. ZooKeeper's multiRead
+        carries no getACL, so these are single getACL requests, pipelined ``in_flight`` at a time."""
+        deadline = time.monotonic() + (self.bulk_timeout_s if timeout is None else timeout)
+        out: dict[str, list[tuple[int, str, str]] | None] = {}
+        window: list[tuple[str, Any]] = []
+        todo = list(paths)
+        cursor = 0
+        while cursor < len(todo) or window:
+            while cursor < len(todo) and len(window) < in_flight:
+                window.append((todo[cursor], self.client.get_acls_async(todo[cursor])))
+                cursor += 1
+            path, pending = window.pop(0)
+            try:
+                acls, _stat = pending.get(timeout=max(0.0, deadline - time.monotonic()))
+                out[path] = [(int(a.perms), a.id.scheme, a.id.id) for a in acls]
+            except NoNodeError:
+                out[path] = None
+            except KazooTimeoutError:
+                raise ZkTimeout(f"reading the ACLs of {len(todo)} znodes took longer than allowed") from None
+        return out
+
     def probe_multi_read(self, timeout: float) -> bool:
         """Whether the server answers multiRead (probed once, cached). An old server answers by dropping the
         connection, so call it right after connecting, before this session holds leadership."""
