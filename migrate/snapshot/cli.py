@@ -84,6 +84,40 @@ def cmd_parse(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    import orjson
+    from rich.console import Console
+    from rich.table import Table
+
+    from migrate.snapshot.check import check_rows
+    from migrate.snapshot.rows import read_rows
+
+    try:
+        rows = read_rows(args.file)
+    except (OSError, ValueError) as exc:  # pyarrow's and orjson's errors are ValueErrors
+        print(f"error: {args.file}: cannot read rows: {exc}", file=sys.stderr)
+        return 1
+    findings = check_rows(rows, args.chroot)
+    blocking = [f for f in findings if f.blocking]
+    if args.output == "json":
+        doc = {"znodes": len(rows), "blocking": len(blocking),
+               "findings": [{"kind": f.kind, "path": f.path, "detail": f.detail, "blocking": f.blocking}
+                            for f in findings]}  # fmt: skip
+        print(orjson.dumps(doc).decode())
+    else:
+        console = Console()
+        if findings:
+            table = Table(title=f"{len(findings)} finding(s) in {len(rows):,} znodes ({len(blocking)} blocking)")
+            for column in ("blocks", "kind", "path", "detail"):
+                table.add_column(column)
+            for f in findings:
+                table.add_row("yes" if f.blocking else "no", f.kind, f.path, f.detail)
+            console.print(table)
+        else:
+            console.print(f"{len(rows):,} znodes checked: nothing blocks the upgrade.")
+    return 1 if blocking else 0
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     snap = sub.add_parser("snapshot", help="ZooKeeper metadata as rows: export a live tree, parse snapshot files")
     ssub = snap.add_subparsers(dest="snapshot_command", required=True, metavar="SNAPSHOT_COMMAND")
@@ -103,3 +137,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--zxid", type=lambda t: int(t, 0), default=None, help="replay up to this zxid (implies --replay-logs)"
     )
     pa.set_defaults(func=cmd_parse)
+    ch = ssub.add_parser("check", help="decode every Kafka znode of a snapshot and report what blocks an upgrade")
+    ch.add_argument("file", help="rows from 'snapshot export' or 'snapshot parse' (.parquet or .jsonl)")
+    ch.add_argument("--chroot", default=None, help="where Kafka's tree is (default: found from /brokers)")
+    ch.add_argument("--output", choices=("text", "json"), default="text")
+    ch.set_defaults(func=cmd_check)
