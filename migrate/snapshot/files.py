@@ -15,6 +15,7 @@ import gzip
 import io
 import os
 import struct
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,8 @@ from migrate.snapshot.jute import Acl, FormatError, Reader, read_acls
 SNAP_MAGIC = 0x5A4B534E  # "ZKSN"
 LOG_MAGIC = 0x5A4B4C47  # "ZKLG"
 SNAPPY_MAGIC = b"\x82SNAPPY\x00"
+#: StatPersisted: czxid, mzxid, ctime, mtime, version, cversion, aversion, ephemeralOwner, pzxid.
+STAT_PERSISTED = struct.Struct(">qqqqiiiqq")
 OPEN_ACL_UNSAFE: list[Acl] = [(31, "world", "anyone")]
 
 
@@ -186,10 +189,9 @@ def read_snapshot(path: str | Path, emit: Callable[[Node], None]) -> SnapshotInf
                 raise r.fail("a node path is null", start)
             if path_text == "/":
                 break  # the end of the nodes
-            data = r.buffer(f"the data of {path_text or '/'}")
-            acl_key = r.i64(f"the ACL of {path_text or '/'}")
-            stat = [r.i64("czxid"), r.i64("mzxid"), r.i64("ctime"), r.i64("mtime"), r.i32("version"),
-                    r.i32("cversion"), r.i32("aversion"), r.i64("ephemeralOwner"), r.i64("pzxid")]  # fmt: skip
+            data = r.buffer("a node's data")
+            acl_key = r.i64("a node's ACL key")
+            stat = r.unpack(STAT_PERSISTED, "a node's stat")
             if acl_key == -1:
                 acl = list(OPEN_ACL_UNSAFE)
             elif acl_key in acls:
@@ -260,7 +262,7 @@ def read_log(path: str | Path) -> Iterator[Txn]:
     """The transactions of one ``log.<zxid>`` file, checksums verified; stops at the preallocated zeros."""
     p = Path(path)
     with open(p, "rb") as f:
-        r = Reader(io.BufferedReader(f, 1 << 16), p.name)
+        r = Reader(f, p.name)
         magic = r.i32("the file header")
         if magic != LOG_MAGIC:
             raise r.fail(f"not a ZooKeeper transaction log (magic 0x{magic & 0xFFFFFFFF:08x})", 0)
@@ -277,14 +279,10 @@ def read_log(path: str | Path) -> Iterator[Txn]:
             if length < 0 or length > 64 * 1024 * 1024:
                 raise r.fail(f"Unreasonable length = {length}", start + 8)
             data = r.read(length, "a transaction")
-            import zlib
-
-            if zlib.adler32(data) != crc & 0xFFFFFFFF or crc >> 32 not in (0,):
+            if zlib.adler32(data) != crc:
                 raise r.fail("CRC check failed", start)
-            end = r.stream.read(1)
-            if end != b"B":
+            if r.at_end() or r.read(1, "a transaction's end marker") != b"B":
                 raise r.fail("Last transaction was partial.", r.offset)
-            r.offset += 1
             yield _decode_txn(data, p.name, start)
 
 

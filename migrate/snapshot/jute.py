@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import struct
 import zlib
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 #: jute.maxbuffer (0xfffff) + zookeeper.jute.maxbuffer.extrasize (defaults to maxbuffer).
 MAX_LENGTH = 0xFFFFF * 2
@@ -31,44 +31,86 @@ class FormatError(ValueError):
 
 class Reader:
     """Reads Jute values from ``stream`` (decompressed), keeping the offset and, when asked, a running
-    Adler-32 of everything read (ZooKeeper's snapshot seal covers every byte before it)."""
+    Adler-32 of everything read (ZooKeeper's snapshot seal covers every byte before it).
+
+    Reads come from an internal buffer refilled 256 KiB at a time, and the checksum is brought up to date
+    over whole consumed stretches of it (not per field): per-field ``read`` and ``adler32`` calls cost a
+    snapshot parse most of its time."""
+
+    CHUNK = 1 << 18
 
     def __init__(self, stream: BinaryIO, name: str, *, checksum: bool = False) -> None:
         self.stream = stream
         self.name = name
-        self.offset = 0
-        self.adler = 1 if checksum else None
+        self._buf = b""
+        self._pos = 0
+        self._base = 0  # file offset of _buf[0]
+        self._summed = 0  # _buf[:_summed] is in the checksum
+        self._adler = 1 if checksum else None
+
+    @property
+    def offset(self) -> int:
+        return self._base + self._pos
+
+    @offset.setter
+    def offset(self, value: int) -> None:
+        """Re-base offsets (a record decoded out of a larger file), only before anything is read."""
+        self._base = value - self._pos
+
+    @property
+    def adler(self) -> int | None:
+        if self._adler is not None and self._summed < self._pos:
+            self._adler = zlib.adler32(self._buf[self._summed : self._pos], self._adler)
+            self._summed = self._pos
+        return self._adler
 
     def fail(self, reason: str, at: int | None = None) -> FormatError:
         return FormatError(self.name, self.offset if at is None else at, reason)
 
+    def _need(self, n: int) -> bool:
+        if len(self._buf) - self._pos >= n:
+            return True
+        self.adler  # noqa: B018 - bring the checksum up to date before dropping consumed bytes
+        rest = self._buf[self._pos :]
+        self._base += self._pos
+        more = self.stream.read(max(n - len(rest), self.CHUNK))
+        self._buf, self._pos, self._summed = rest + more, 0, 0
+        return len(self._buf) >= n
+
     def read(self, n: int, what: str) -> bytes:
         start = self.offset
-        data = self.stream.read(n) if n else b""
-        if len(data) != n:
-            raise self.fail(f"file ends inside {what} (needed {n} bytes, found {len(data)})", start)
-        self.offset += n
-        if self.adler is not None:
-            self.adler = zlib.adler32(data, self.adler)
+        if not self._need(n):
+            found = len(self._buf) - self._pos
+            raise self.fail(f"file ends inside {what} (needed {n} bytes, found {found})", start)
+        data = self._buf[self._pos : self._pos + n]
+        self._pos += n
         return data
 
     def at_end(self) -> bool:
         """True when nothing is left (without consuming anything that is)."""
-        peek = getattr(self.stream, "peek", None)
-        if peek is not None:
-            return not peek(1)
-        pos = self.stream.tell()
-        more = self.stream.read(1)
-        self.stream.seek(pos)
-        return not more
+        return not self._need(1)
 
     def i32(self, what: str) -> int:
-        value: int = _INT.unpack(self.read(4, what))[0]
+        if not self._need(4):
+            self.read(4, what)
+        value: int = _INT.unpack_from(self._buf, self._pos)[0]
+        self._pos += 4
         return value
 
     def i64(self, what: str) -> int:
-        value: int = _LONG.unpack(self.read(8, what))[0]
+        if not self._need(8):
+            self.read(8, what)
+        value: int = _LONG.unpack_from(self._buf, self._pos)[0]
+        self._pos += 8
         return value
+
+    def unpack(self, layout: struct.Struct, what: str) -> tuple[Any, ...]:
+        """Several fixed-size fields at once (a node's 60-byte stat is one call, not nine)."""
+        if not self._need(layout.size):
+            self.read(layout.size, what)
+        values = layout.unpack_from(self._buf, self._pos)
+        self._pos += layout.size
+        return values
 
     def boolean(self, what: str) -> bool:
         return self.read(1, what) != b"\x00"

@@ -61,6 +61,8 @@ class RowWriter:
         self.tmp = Path(tmp)
         self.count = 0
         self._batch: list[dict[str, Any]] = []
+        self._columns: dict[str, list[Any]] = {f: [] for f in FIELDS}
+        self._acl_rows: dict[int, tuple[Any, list[dict[str, Any]]]] = {}  # ACL lists are shared by many nodes
         self._parquet: Any = None
         self._jsonl = open(self.tmp, "wb") if self.fmt == "jsonl" else None  # noqa: SIM115
 
@@ -76,9 +78,35 @@ class RowWriter:
             self.abort()
 
     def write(self, node: Node) -> None:
-        self._batch.append(row(node))
         self.count += 1
-        if len(self._batch) >= self.BATCH:
+        if self._jsonl is not None:
+            self._batch.append(row(node))
+            if len(self._batch) >= self.BATCH:
+                self._flush()
+            return
+        # Parquet: straight into columns (a dict per row and pyarrow's from_pylist cost more than the parse)
+        cversion, owner = node.client_stat()
+        c = self._columns
+        c["path"].append(node.path)
+        c["data"].append(node.data)
+        c["czxid"].append(node.czxid)
+        c["mzxid"].append(node.mzxid)
+        c["pzxid"].append(node.pzxid)
+        c["ctime"].append(node.ctime)
+        c["mtime"].append(node.mtime)
+        c["version"].append(node.version)
+        c["cversion"].append(cversion)
+        c["aversion"].append(node.aversion)
+        c["ephemeral_owner"].append(owner)
+        c["data_length"].append(node.data_length)
+        c["num_children"].append(node.num_children)
+        key = id(node.acl)
+        acl = self._acl_rows.get(key)
+        if acl is None or acl[0] is not node.acl:
+            acl = (node.acl, [{"perms": p, "scheme": s, "id": i} for p, s, i in node.acl])
+            self._acl_rows[key] = acl
+        c["acl"].append(acl[1])
+        if len(c["path"]) >= self.BATCH:
             self._flush()
 
     def write_all(self, nodes: Iterable[Node]) -> None:
@@ -86,21 +114,22 @@ class RowWriter:
             self.write(node)
 
     def _flush(self) -> None:
-        if not self._batch:
-            return
-        if self._jsonl is not None:
-            for r in self._batch:
-                out = dict(r)
-                out["data"] = None if r["data"] is None else base64.b64encode(r["data"]).decode()
-                self._jsonl.write(orjson.dumps(out) + b"\n")
-        else:
+        if self._jsonl is None:
+            if not self._columns["path"]:
+                return
             import pyarrow as pa
             import pyarrow.parquet as pq
 
-            table = pa.Table.from_pylist(self._batch, schema=_schema())
+            table = pa.Table.from_pydict(self._columns, schema=_schema())
             if self._parquet is None:
                 self._parquet = pq.ParquetWriter(str(self.tmp), _schema(), compression="zstd")
             self._parquet.write_table(table)
+            self._columns = {f: [] for f in FIELDS}
+            return
+        for r in self._batch:
+            out = dict(r)
+            out["data"] = None if r["data"] is None else base64.b64encode(r["data"]).decode()
+            self._jsonl.write(orjson.dumps(out) + b"\n")
         self._batch = []
 
     def close(self) -> None:
