@@ -167,13 +167,7 @@ def read_snapshot(path: str | Path, emit: Callable[[Node], None]) -> SnapshotInf
     info = SnapshotInfo(p.name, zxid_of(p))
     with open_stream(p) as stream:
         r = Reader(stream, p.name, checksum=True)
-        magic = r.i32("the file header")
-        if magic != SNAP_MAGIC:
-            raise r.fail(f"not a ZooKeeper snapshot (magic 0x{magic & 0xFFFFFFFF:08x}, expected 0x{SNAP_MAGIC:08x})", 0)
-        version = r.i32("the file header")
-        if version != 2:
-            raise r.fail(f"unsupported snapshot version {version}", 4)
-        r.i64("the file header")  # dbid
+        _file_header(r, SNAP_MAGIC, "snapshot")
         for _ in range(r.count("the sessions")):
             sid = r.i64("a session id")
             info.sessions[sid] = r.i32("a session timeout")
@@ -222,6 +216,17 @@ def read_snapshot(path: str | Path, emit: Callable[[Node], None]) -> SnapshotInf
     return info
 
 
+def _file_header(r: Reader, magic: int, kind: str) -> None:
+    """FileHeader: int magic, int version (2), long dbid."""
+    found = r.i32("the file header")
+    if found != magic:
+        raise r.fail(f"not a ZooKeeper {kind} (magic 0x{found & 0xFFFFFFFF:08x}, expected 0x{magic:08x})", 0)
+    version = r.i32("the file header")
+    if version != 2:
+        raise r.fail(f"unsupported {kind} version {version}", 4)
+    r.i64("the file header")  # dbid
+
+
 def _is_child(path: str, parent: str) -> bool:
     if parent == "/":
         return path.startswith("/") and path != "/" and "/" not in path[1:]
@@ -263,13 +268,7 @@ def read_log(path: str | Path) -> Iterator[Txn]:
     p = Path(path)
     with open(p, "rb") as f:
         r = Reader(f, p.name)
-        magic = r.i32("the file header")
-        if magic != LOG_MAGIC:
-            raise r.fail(f"not a ZooKeeper transaction log (magic 0x{magic & 0xFFFFFFFF:08x})", 0)
-        version = r.i32("the file header")
-        if version != 2:
-            raise r.fail(f"unsupported log version {version}", 4)
-        r.i64("the file header")
+        _file_header(r, LOG_MAGIC, "transaction log")
         while not r.at_end():
             start = r.offset
             crc = r.i64("a transaction checksum")
