@@ -425,6 +425,7 @@ AUTHORIZER_CLASS_NAME = "authorizer.class.name"
 ALLOW_EVERYONE_IF_NO_ACL_FOUND = "allow.everyone.if.no.acl.found"
 ZK_DIGEST = "bridgekeeper.zookeeper.digest"
 ZK_CONTROLLER_DIGEST = "bridgekeeper.zookeeper.controller.digest"
+ZK_SET_ACL = "zookeeper.set.acl"
 #: The authorizer class names Kafka's ZooKeeper mode used; both mean our ACL authorizer.
 ACL_AUTHORIZERS = ("kafka.security.authorizer.AclAuthorizer", "kafka.security.auth.SimpleAclAuthorizer")
 
@@ -467,6 +468,7 @@ KNOWN_KEYS: frozenset[str] = frozenset(
         ALLOW_EVERYONE_IF_NO_ACL_FOUND,
         ZK_DIGEST,
         ZK_CONTROLLER_DIGEST,
+        ZK_SET_ACL,
     }
 )
 """Every key :func:`load_config` reads; anything else only produces a warning."""
@@ -742,6 +744,8 @@ class NodeConfig:
     allow_everyone_if_no_acl_found: bool = False
     zookeeper_digest: ZkDigest | None = None
     zookeeper_controller_digest: ZkDigest | None = None
+    #: Kafka's ``zookeeper.set.acl``: znodes this node creates get CREATOR_ALL (+ world READ) ACLs.
+    zookeeper_set_acl: bool = False
     #: Kafka delays closing a connection whose authentication failed, to slow down password guessing.
     failed_authentication_delay_ms: int = 100
 
@@ -1053,6 +1057,14 @@ def config_from_properties(raw: Mapping[str, str], *, warnings: tuple[str, ...] 
         )  # fmt: skip
     zk_digest = _digest(values, ZK_DIGEST)
     zk_controller_digest = _digest(values, ZK_CONTROLLER_DIGEST) or zk_digest
+    zk_set_acl = values.boolean(ZK_SET_ACL, False)
+    if zk_set_acl and zk_digest is None:
+        # KafkaZkClient.createZkClient refuses secure ACLs without an identity to own them (SASL or mTLS there).
+        raise ConfigError(
+            f"{ZK_SET_ACL} is true, but no ZooKeeper identity is configured: set {ZK_DIGEST} (user:password), "
+            f"or the znodes created would be owned by nobody",
+            ZK_SET_ACL,
+        )
     metrics_host = values.string(METRICS_HOST, "127.0.0.1") or ""
     if not metrics_host:
         raise ConfigError.invalid(METRICS_HOST, "", "must name an address to bind (0.0.0.0 for all interfaces)")
@@ -1108,6 +1120,7 @@ def config_from_properties(raw: Mapping[str, str], *, warnings: tuple[str, ...] 
         allow_everyone_if_no_acl_found=values.boolean(ALLOW_EVERYONE_IF_NO_ACL_FOUND, False),
         zookeeper_digest=zk_digest,
         zookeeper_controller_digest=zk_controller_digest,
+        zookeeper_set_acl=zk_set_acl,
         failed_authentication_delay_ms=values.integer(FAILED_AUTHENTICATION_DELAY_MS, 100, at_least=0),
     )
 

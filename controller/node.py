@@ -64,6 +64,7 @@ class Node:
                 retry_deadline_ms=config.zk_retry_deadline_ms,
                 auth=[digest.auth] if digest else (),
                 name=name,
+                secure_acls=config.zookeeper_set_acl,
             )
             s.on_write = self.metrics.zk_write
             return s

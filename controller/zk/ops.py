@@ -57,11 +57,13 @@ def build_transaction(client: KazooClient, ops: list[Op]) -> TransactionRequest:
     t = client.transaction()
     for op in ops:
         if isinstance(op, Create):
+            acl_for = getattr(client, "bk_acl_for", None)  # ZkSession's zookeeper.set.acl policy
+            acl = acl_for(op.path) if acl_for is not None else OPEN_ACL_UNSAFE
             if op.data is None:
                 flags = (1 if op.ephemeral else 0) | (2 if op.sequential else 0)
-                t._add(_KCreate(_chroot(client, op.path), None, OPEN_ACL_UNSAFE, flags), None)
+                t._add(_KCreate(_chroot(client, op.path), None, acl, flags), None)
             else:
-                t.create(op.path, op.data, ephemeral=op.ephemeral, sequence=op.sequential)
+                t.create(op.path, op.data, acl=acl, ephemeral=op.ephemeral, sequence=op.sequential)
         elif isinstance(op, SetData):
             t.set_data(op.path, op.data, op.version)
         elif isinstance(op, Delete):

@@ -32,6 +32,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_de
 
 from controller.logtags import UNEXPECTED
 from controller.zk import multiread
+from controller.zk.acls import kafka_default_acls
 from controller.zk.ops import Op, build_transaction
 
 log = logging.getLogger(__name__)
@@ -68,6 +69,7 @@ class ZkSession:
         auth: Sequence[tuple[str, str]] = (),
         name: str = "zk",
         read_only: bool = False,
+        secure_acls: bool = False,
     ) -> None:
         if retry_deadline_ms is None:
             retry_deadline_ms = session_timeout_ms // 3
@@ -89,6 +91,9 @@ class ZkSession:
             connection_retry=KazooRetry(max_tries=-1, delay=0.1, max_delay=0.5),
             command_retry=KazooRetry(max_tries=0, ignore_expire=False),
         )
+        #: Kafka's ``zookeeper.set.acl``: the ACL each znode this session creates gets (chroot-relative path).
+        self.secure_acls = secure_acls
+        self.client.bk_acl_for = lambda path: kafka_default_acls(path, secure_acls)
         self._lock = threading.Lock()
         self._state = KazooState.LOST
         self._disconnected_since: float | None = time.monotonic()
@@ -291,7 +296,11 @@ class ZkSession:
     def create_sequential(self, prefix: str, data: bytes, *, write: str = "create") -> str:
         """A persistent sequential node under ``prefix``; returns its path (change notifications)."""
         created: str = self.call(
-            lambda: self.client.create_async(prefix, data, sequence=True), what=f"create {prefix}", write=write
+            lambda: self.client.create_async(
+                prefix, data, acl=kafka_default_acls(prefix, self.secure_acls), sequence=True
+            ),
+            what=f"create {prefix}",
+            write=write,
         )
         return created
 
@@ -311,7 +320,9 @@ class ZkSession:
         """Compare-and-set by existence: create if absent. True if this call created it."""
         try:
             self.call(
-                lambda: self.client.create_async(path, data, ephemeral=ephemeral),
+                lambda: self.client.create_async(
+                    path, data, acl=kafka_default_acls(path, self.secure_acls), ephemeral=ephemeral
+                ),
                 what=f"create {path}",
                 write=write,
             )

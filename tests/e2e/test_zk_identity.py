@@ -88,3 +88,38 @@ def test_a_broker_writing_by_itself_is_refused_by_zookeeper(tmp_path: Path) -> N
         assert alter_broker_config(stack, cid, "2048") == "OK"
         data, _ = zk.get(f"/config/brokers/{cid}")
         assert orjson.loads(data)["config"] == {"leader.replication.throttled.rate": "2048"}
+
+
+def test_a_cluster_with_zookeeper_set_acl_serves_and_its_znodes_are_closed_to_others(tmp_path: Path) -> None:
+    """Kafka's secure mode: one identity for every node, ``zookeeper.set.acl=true``: the cluster works as usual and
+    the znodes it creates can be read, not written, by anyone else."""
+    from kafka.admin import NewTopic
+    from kazoo.exceptions import NoAuthError
+
+    secure = {"bridgekeeper.zookeeper.digest": "kafka:kafka-secret", "zookeeper.set.acl": "true"}
+    stack = Stack(nodes=2, data_dir=tmp_path / "secure", overrides=secure)
+    stack.start()
+    zk = KazooClient(hosts=stack.zookeeper)
+    try:
+        zk.start(timeout=20)
+        wait_for(lambda: controller_id(zk) is not None, 60, "a controller")
+        admin = KafkaAdminClient(bootstrap_servers=",".join(f"127.0.0.1:{n.port}" for n in stack.nodes),
+                                 request_timeout_ms=30000)  # fmt: skip
+        try:
+            admin.create_topics([NewTopic("locked", num_partitions=2, replication_factor=2)], timeout_ms=30000)
+            admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "locked", configs={"retention.ms": "1000"})])
+        finally:
+            admin.close()
+        wait_for(lambda: zk.exists("/brokers/topics/locked/partitions/1/state") is not None, 30, "the partitions")
+        assert orjson.loads(zk.get("/config/topics/locked")[0])["config"] == {"retention.ms": "1000"}
+        for path in ("/brokers/topics/locked", "/brokers/topics/locked/partitions/0/state", "/config/topics/locked"):
+            acls = zk.get_acls(path)[0]
+            assert [(a.perms, a.id.scheme) for a in acls] == [(31, "digest"), (1, "world")], path
+            with pytest.raises(NoAuthError):
+                zk.set(path, b"{}")
+        with pytest.raises(NoAuthError):  # a sensitive root: no world READ, so not even its ACL is visible
+            zk.get_acls("/config/brokers")
+    finally:
+        zk.stop()
+        zk.close()
+        stack.stop()
