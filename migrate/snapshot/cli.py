@@ -20,7 +20,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(f"error: --paths takes absolute znode paths, got {[p for p in roots if not p.startswith('/')]}",
               file=sys.stderr)  # fmt: skip
         return 2
-    session = ZkSession(args.zookeeper, read_only=True, name="snapshot-export")
+    auth = [("digest", args.zk_digest)] if args.zk_digest else []
+    session = ZkSession(args.zookeeper, read_only=True, name="snapshot-export", auth=auth)
     try:
         session.start(timeout=args.timeout)
     except ZkUnavailable as exc:
@@ -127,6 +128,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ex.add_argument("--format", choices=("parquet", "jsonl"), default=None, help="default: from the file name")
     ex.add_argument("--paths", nargs="+", default=None, help="subtrees to export (default: Kafka's roots)")
     ex.add_argument("--timeout", type=float, default=10.0, help="connect timeout in seconds")
+    ex.add_argument(
+        "--zk-digest",
+        default=None,
+        metavar="USER:PASSWORD",
+        help="a digest identity to read as: ZooKeeper shows a digest ACL's hash only to those with ADMIN on the "
+        "znode (others see user:x), and nodes without world READ only to their owners",
+    )
     ex.set_defaults(func=cmd_export)
     pa = ssub.add_parser("parse", help="read ZooKeeper's snapshot files offline (plain, .gz, .snappy)")
     pa.add_argument("source", help="a dataDir (or its version-2/) or one snapshot.<zxid> file")
