@@ -109,9 +109,11 @@ def register(
 ) -> None:
     """Add the operator commands: ``reassign`` (listed here for --help; it parses its own arguments) and
     ``zk get`` / ``zk scram`` in the ``zk`` group."""
+    from migrate.lockdown.cli import register as register_lockdown
     from migrate.snapshot.cli import register as register_snapshot
 
     register_snapshot(sub)
+    register_lockdown(sub)
     sub.add_parser(
         "reassign",
         add_help=False,

@@ -264,6 +264,13 @@ class ZkSession:
                 raise ZkTimeout(f"reading the ACLs of {len(todo)} znodes took longer than allowed") from None
         return out
 
+    def set_acls(self, path: str, acls: Sequence[tuple[int, str, str]], *, write: str = "acl") -> None:
+        """setACL at any aversion (as ZkSecurityMigrator does); ``acls`` as (perms, scheme, id)."""
+        from kazoo.security import ACL, Id
+
+        entries = [ACL(perms, Id(scheme, ident)) for perms, scheme, ident in acls]
+        self.call(lambda: self.client.set_acls_async(path, entries, -1), what=f"setACL {path}", write=write)
+
     def probe_multi_read(self, timeout: float) -> bool:
         """Whether the server answers multiRead (probed once, cached). An old server answers by dropping the
         connection, so call it right after connecting, before this session holds leadership."""

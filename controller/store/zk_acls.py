@@ -1,0 +1,15 @@
+"""ZooKeeper ACLs of metadata znodes, set by the operator tools (``bridgekeeper lockdown``). Reads go through
+the session; this is the one store write for them, so the single-writer rules see it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from controller.zk.session import ZkSession
+
+Acl = tuple[int, str, str]  # (perms, scheme, id)
+
+
+def set_znode_acls(session: ZkSession, path: str, acls: Sequence[Acl]) -> None:
+    """Replace ``path``'s ACL (any aversion: the tool is the only one changing ACLs)."""
+    session.set_acls(path, acls, write="acl")

@@ -1,0 +1,67 @@
+"""``bridgekeeper lockdown``'s command line (imports the tool only when it runs)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def cmd_lockdown(args: argparse.Namespace) -> int:
+    from controller.zk.session import ZkSession, ZkTimeout, ZkUnavailable
+    from migrate.lockdown import tool
+    from migrate.lockdown.rules import Identities, IdentityError, digest_identity
+
+    try:
+        who = Identities(
+            digest_identity(args.controller_identity, "--controller-identity"),
+            digest_identity(args.broker_identity, "--broker-identity") if args.broker_identity else None,
+        )
+    except IdentityError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    _scheme, _, credentials = args.controller_identity.partition(":")
+    session = ZkSession(args.zookeeper, auth=[("digest", credentials)], name="lockdown")
+    try:
+        session.start(timeout=args.timeout)
+    except ZkUnavailable as exc:
+        print(f"error: cannot connect to ZooKeeper at {args.zookeeper}: {exc}", file=sys.stderr)
+        return 1
+    try:
+        if args.lockdown_command == "plan":
+            return tool.plan(session, who)
+        if args.lockdown_command == "apply":
+            return tool.apply(session, who, Path(args.backup))
+        if args.lockdown_command == "verify":
+            return tool.verify(session, who)
+        return tool.revert(session, Path(args.backup))
+    except (ZkTimeout, ZkUnavailable) as exc:
+        print(f"error: {exc}; rerun the command (it is safe to rerun)", file=sys.stderr)
+        return 1
+    except Exception as exc:  # kazoo's NoAuth and the like: name it, no traceback
+        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        session.close()
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    lock = sub.add_parser("lockdown", help="ZooKeeper ACLs so only the controller identity may write metadata")
+    lsub = lock.add_subparsers(dest="lockdown_command", required=True, metavar="LOCKDOWN_COMMAND")
+    for name, text in (("plan", "print what would change"), ("apply", "save the current ACLs, then lock"),
+                       ("verify", "exit 1 if any znode's ACL differs from the plan"),
+                       ("revert", "restore the ACLs saved by apply")):  # fmt: skip
+        p = lsub.add_parser(name, help=text)
+        p.add_argument("--zookeeper", required=True, help="host:port[,host:port][/chroot]")
+        p.add_argument(
+            "--controller-identity",
+            required=True,
+            metavar="digest:USER:PASSWORD",
+            help="the controller's ZooKeeper identity (bridgekeeper.zookeeper.controller.digest)",
+        )
+        p.add_argument("--broker-identity", default=None, metavar="digest:USER:PASSWORD",
+                       help="the brokers' identity (bridgekeeper.zookeeper.digest); without it, what brokers "
+                       "still write stays writable by anyone")  # fmt: skip
+        p.add_argument("--backup", default="lockdown-acls.json", help="where apply saves and revert reads ACLs")
+        p.add_argument("--timeout", type=float, default=10.0, help="connect timeout in seconds")
+        p.set_defaults(func=cmd_lockdown)

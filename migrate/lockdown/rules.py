@@ -1,0 +1,93 @@
+"""Which ACL each Kafka znode gets under lockdown (paths relative to the chroot).
+
+Who writes what once the cluster runs the bridge release above the forwarding gate (tooling-facts §3,
+kafka-zk-facts §1, and our nodes' two ZooKeeper identities):
+
+* the **controller identity** writes every metadata znode: topics and partition states, ``/admin/*``,
+  ``/config/*`` with its change notifications (admin writes are forwarded to the controller), ``/kafka-acl*``,
+  ``/controller_epoch``, ``/feature``, ``/cluster/id``, ``/latest_producer_id_block``, and creates the ephemeral
+  ``/controller`` in the chroot root when elected. It gets ALL everywhere the tool touches, which also lets it
+  read the exact ACLs back (ZooKeeper hides a digest's hash from readers without ADMIN);
+* **brokers** still write their own registration (an ephemeral child of ``/brokers/ids``, and
+  ``/brokers/seqid`` when ids are generated) and the notification sequences of pre-2.7-IV2 ISR changes and of
+  log-dir failures (``/isr_change_notification``, ``/log_dir_event_notification``): CREATE and DELETE on those
+  parents, ALL on their own children. With no ``--broker-identity`` those grants go to ``world:anyone``
+  (anyone could then register a broker id), which the plan says;
+* **everyone** keeps READ, except under Kafka's sensitive roots (``/config/users``, ``/config/brokers``,
+  ``/delegation_token/tokens``: credentials), as Kafka's own ``zookeeper.set.acl`` does;
+* ``/zookeeper``, ``/consumers`` and anything that is not Kafka's are left alone, as ZkSecurityMigrator does.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from dataclasses import dataclass
+
+Acl = tuple[int, str, str]
+READ, WRITE, CREATE, DELETE, ADMIN, ALL = 1, 2, 4, 8, 16, 31
+WORLD = ("world", "anyone")
+SENSITIVE_ROOTS = ("/config/users", "/config/brokers", "/delegation_token/tokens")
+#: Kafka's secure roots (ZkData.SecureRootPaths + the ACL stores), which lockdown covers with their subtrees.
+CONTROLLER_ROOTS = (
+    "/admin", "/brokers", "/cluster", "/config", "/controller", "/controller_epoch", "/isr_change_notification",
+    "/latest_producer_id_block", "/log_dir_event_notification", "/delegation_token", "/kafka-acl",
+    "/kafka-acl-changes", "/kafka-acl-extended", "/kafka-acl-extended-changes", "/migration", "/feature",
+)  # fmt: skip
+BROKER_PARENTS = ("/brokers/ids", "/isr_change_notification", "/log_dir_event_notification")
+
+
+class IdentityError(ValueError):
+    """An identity argument that is not ``digest:user:password``."""
+
+
+def digest_identity(text: str, option: str) -> tuple[str, str]:
+    """``digest:user:password`` -> (scheme, id) as ZooKeeper stores it: ``user:base64(sha1(user:password))``."""
+    scheme, _, rest = text.partition(":")
+    user, _, password = rest.partition(":")
+    if scheme != "digest" or not user or not password:
+        raise IdentityError(f"{option} must be digest:user:password, got {text.split(':', 1)[0]}:...")
+    hashed = base64.b64encode(hashlib.sha1(f"{user}:{password}".encode()).digest()).decode()
+    return "digest", f"{user}:{hashed}"
+
+
+@dataclass(frozen=True)
+class Identities:
+    controller: tuple[str, str]
+    broker: tuple[str, str] | None = None
+
+    @property
+    def brokers(self) -> tuple[str, str]:
+        return self.broker or WORLD
+
+
+def in_scope(path: str) -> bool:
+    """Whether lockdown manages ``path`` (the chroot root and Kafka's secure roots with their subtrees)."""
+    return path == "/" or any(path == r or path.startswith(r + "/") for r in CONTROLLER_ROOTS)
+
+
+def desired_acl(path: str, who: Identities) -> list[Acl]:
+    """The ACL ``path`` should carry (in a canonical order: controller, brokers, world)."""
+    controller = (ALL, *who.controller)
+    acl: list[Acl] = [controller]
+    parent = path.rsplit("/", 1)[0] or "/"
+    if path in BROKER_PARENTS:
+        acl.append((CREATE | DELETE | READ, *who.brokers))
+    elif parent in BROKER_PARENTS or path == "/brokers/seqid":
+        acl.append((ALL, *who.brokers))  # a broker's own registration or notification
+    if not path.startswith(SENSITIVE_ROOTS):
+        acl.append((READ, *WORLD))
+    return _canonical(acl)
+
+
+def _canonical(acl: list[Acl]) -> list[Acl]:
+    """One entry per identity (permissions OR-ed), in first-seen order."""
+    merged: dict[tuple[str, str], int] = {}
+    for perms, scheme, ident in acl:
+        merged[(scheme, ident)] = merged.get((scheme, ident), 0) | perms
+    return [(perms, scheme, ident) for (scheme, ident), perms in merged.items()]
+
+
+def same_acl(a: list[Acl], b: list[Acl]) -> bool:
+    """Equal as sets of (identity, permissions) (ZooKeeper keeps the order it was given)."""
+    return sorted(_canonical(a)) == sorted(_canonical(b))
