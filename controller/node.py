@@ -16,7 +16,7 @@ from controller.broker.controlled_shutdown import ControlledShutdown
 from controller.broker.forwarding import ForwardingManager
 from controller.broker.metadata_cache import MetadataCache
 from controller.broker.replicas import CatchUp, ReplicaManager, Throttles
-from controller.config import NodeConfig
+from controller.config import ZK_CONTROLLER_DIGEST, ZK_DIGEST, NodeConfig
 from controller.logtags import UNEXPECTED
 from controller.metrics import NodeMetrics
 from controller.security.acl_cache import AclCache
@@ -40,11 +40,13 @@ from controller.wire.handlers.sasl import SaslApis
 from controller.wire.handlers.scram import ScramApis
 from controller.wire.runtime import WireRuntime
 from controller.wire.server import DEFAULT_MAX_FRAME
+from controller.zk.acls import AclPolicy, kafka_policy
 from controller.zk.session import ZkSession, ensure_chroot
 from zkmodel import ibp
 from zkmodel.brokers import BrokerRegistration, EndPoint
 from zkmodel.configs import BROKERS, DEFAULT_ENTITY, TOPICS
 from zkmodel.errors import ZnodeFormatError
+from zkmodel.zk_acls import Identities, desired_acl, digest_identity, in_scope, kafka_default_acl
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +59,8 @@ class Node:
         self.supported = supported_apis(forwarding=self.forwarding_enabled)
         self.metrics = NodeMetrics(config.broker_id, self.supported)
 
+        acl_policy = _acl_policy(config)
+
         def session(name: str, digest: ZkDigest | None) -> ZkSession:
             s = ZkSession(
                 hosts,
@@ -64,7 +68,7 @@ class Node:
                 retry_deadline_ms=config.zk_retry_deadline_ms,
                 auth=[digest.auth] if digest else (),
                 name=name,
-                secure_acls=config.zookeeper_set_acl,
+                acl_policy=acl_policy,
             )
             s.on_write = self.metrics.zk_write
             return s
@@ -114,8 +118,10 @@ class Node:
         # Probe multiRead support now: an old server answers UNIMPLEMENTED by dropping the connection, which
         # must happen before this node can hold leadership, not in the middle of a failover.
         self.session.probe_multi_read(timeout)
-        ensure_persistent_paths(self.session)
-        self.cluster_id = get_or_create_cluster_id(self.session)
+        # Metadata parents are the controller's to create (its identity owns them under lockdown's ACLs).
+        owner = self.controller_session if self.config.is_controller else self.session
+        ensure_persistent_paths(owner)
+        self.cluster_id = get_or_create_cluster_id(owner)
         self.cache = MetadataCache(self.session)
         self.cache.start()
         self._start_controller()
@@ -334,3 +340,18 @@ def configure_logging(level: str = "INFO") -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     logging.getLogger("kazoo").setLevel(logging.WARNING)
+
+
+def _acl_policy(config: NodeConfig) -> AclPolicy:
+    """What ACL the znodes this node creates get. ``zookeeper.set.acl`` with one identity: Kafka's own
+    (CREATOR_ALL + world READ). With a separate controller identity CREATOR_ALL cannot work (brokers and the
+    controller create under each other's parents), so new znodes get lockdown's ACLs for their path, naming
+    both identities: what ``bridgekeeper lockdown verify`` expects of them."""
+    broker, controller = config.zookeeper_digest, config.zookeeper_controller_digest
+    if not config.zookeeper_set_acl or broker is None or controller is None or controller == broker:
+        return kafka_policy(config.zookeeper_set_acl)
+    who = Identities(
+        digest_identity(f"digest:{controller.auth[1]}", ZK_CONTROLLER_DIGEST),
+        digest_identity(f"digest:{broker.auth[1]}", ZK_DIGEST),
+    )
+    return lambda path: desired_acl(path, who) if in_scope(path) else kafka_default_acl(path, True)

@@ -1,24 +1,21 @@
-"""ZooKeeper ACLs as Kafka sets them on the znodes it creates (``zookeeper.set.acl``).
-
-Kafka's ``ZkData.defaultAcls(path)``: with ``zookeeper.set.acl=true`` every znode gets CREATOR_ALL (scheme
-``auth``: the server expands it to the creating session's authenticated ids, so only that identity may change
-or delete it) plus world READ, except under the sensitive roots (``/config/users``, ``/config/brokers``,
-``/delegation_token/tokens``: no world READ); ``/consumers`` itself stays open. Without it: OPEN_ACL_UNSAFE.
-"""
+"""kazoo's ACL values for zkmodel's (perms, scheme, id) tuples (zkmodel.zk_acls holds the rules)."""
 
 from __future__ import annotations
 
-from kazoo.security import ACL, OPEN_ACL_UNSAFE, Id, Permissions
+from collections.abc import Callable, Sequence
 
-SENSITIVE_ROOTS = ("/config/users", "/config/brokers", "/delegation_token/tokens")
-CREATOR_ALL = ACL(Permissions.ALL, Id("auth", ""))
-WORLD_READ = ACL(Permissions.READ, Id("world", "anyone"))
+from kazoo.security import ACL, Id
+
+from zkmodel.zk_acls import Acl, kafka_default_acl
+
+#: The ACL a session gives each znode it creates, by chroot-relative path.
+AclPolicy = Callable[[str], Sequence[Acl]]
 
 
-def kafka_default_acls(path: str, secure: bool) -> list[ACL]:
-    """``defaultAcls(path)`` for a chroot-relative ``path``."""
-    if not secure or path == "/consumers":
-        return list(OPEN_ACL_UNSAFE)
-    if path.startswith(SENSITIVE_ROOTS):
-        return [CREATOR_ALL]
-    return [CREATOR_ALL, WORLD_READ]
+def kazoo_acls(acl: Sequence[Acl]) -> list[ACL]:
+    return [ACL(perms, Id(scheme, ident)) for perms, scheme, ident in acl]
+
+
+def kafka_policy(secure: bool) -> AclPolicy:
+    """Kafka's ``zookeeper.set.acl`` behaviour (ZkData.defaultAcls)."""
+    return lambda path: kafka_default_acl(path, secure)

@@ -32,7 +32,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_de
 
 from controller.logtags import UNEXPECTED
 from controller.zk import multiread
-from controller.zk.acls import kafka_default_acls
+from controller.zk.acls import AclPolicy, kafka_policy, kazoo_acls
 from controller.zk.ops import Op, build_transaction
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,7 @@ class ZkSession:
         auth: Sequence[tuple[str, str]] = (),
         name: str = "zk",
         read_only: bool = False,
-        secure_acls: bool = False,
+        acl_policy: AclPolicy | None = None,
     ) -> None:
         if retry_deadline_ms is None:
             retry_deadline_ms = session_timeout_ms // 3
@@ -91,9 +91,9 @@ class ZkSession:
             connection_retry=KazooRetry(max_tries=-1, delay=0.1, max_delay=0.5),
             command_retry=KazooRetry(max_tries=0, ignore_expire=False),
         )
-        #: Kafka's ``zookeeper.set.acl``: the ACL each znode this session creates gets (chroot-relative path).
-        self.secure_acls = secure_acls
-        self.client.bk_acl_for = lambda path: kafka_default_acls(path, secure_acls)
+        #: The ACL each znode this session creates gets (Kafka's ``zookeeper.set.acl``, or lockdown's rules).
+        self.acl_policy: AclPolicy = acl_policy or kafka_policy(False)
+        self.client.bk_acl_for = self.acl_for
         self._lock = threading.Lock()
         self._state = KazooState.LOST
         self._disconnected_since: float | None = time.monotonic()
@@ -264,11 +264,13 @@ class ZkSession:
                 raise ZkTimeout(f"reading the ACLs of {len(todo)} znodes took longer than allowed") from None
         return out
 
+    def acl_for(self, path: str) -> list[Any]:
+        """kazoo ACLs for a znode this session creates at ``path`` (chroot-relative)."""
+        return kazoo_acls(self.acl_policy(path))
+
     def set_acls(self, path: str, acls: Sequence[tuple[int, str, str]], *, write: str = "acl") -> None:
         """setACL at any aversion (as ZkSecurityMigrator does); ``acls`` as (perms, scheme, id)."""
-        from kazoo.security import ACL, Id
-
-        entries = [ACL(perms, Id(scheme, ident)) for perms, scheme, ident in acls]
+        entries = kazoo_acls(acls)
         self.call(lambda: self.client.set_acls_async(path, entries, -1), what=f"setACL {path}", write=write)
 
     def probe_multi_read(self, timeout: float) -> bool:
@@ -303,9 +305,7 @@ class ZkSession:
     def create_sequential(self, prefix: str, data: bytes, *, write: str = "create") -> str:
         """A persistent sequential node under ``prefix``; returns its path (change notifications)."""
         created: str = self.call(
-            lambda: self.client.create_async(
-                prefix, data, acl=kafka_default_acls(prefix, self.secure_acls), sequence=True
-            ),
+            lambda: self.client.create_async(prefix, data, acl=self.acl_for(prefix), sequence=True),
             what=f"create {prefix}",
             write=write,
         )
@@ -321,15 +321,17 @@ class ZkSession:
         for path in paths:
             parts = path.strip("/").split("/")
             for i in range(1, len(parts) + 1):
-                self.create_only("/" + "/".join(parts[:i]), None)
+                prefix = "/" + "/".join(parts[:i])
+                # Look first: under lockdown a create of an existing znode whose parent denies us CREATE
+                # answers NoAuth, not NodeExists, and a restarting node must not fail on paths that are there.
+                if self.exists(prefix) is None:
+                    self.create_only(prefix, None)
 
     def create_only(self, path: str, data: bytes | None, *, ephemeral: bool = False, write: str = "create") -> bool:
         """Compare-and-set by existence: create if absent. True if this call created it."""
         try:
             self.call(
-                lambda: self.client.create_async(
-                    path, data, acl=kafka_default_acls(path, self.secure_acls), ephemeral=ephemeral
-                ),
+                lambda: self.client.create_async(path, data, acl=self.acl_for(path), ephemeral=ephemeral),
                 what=f"create {path}",
                 write=write,
             )

@@ -10,7 +10,7 @@ from pathlib import Path
 def cmd_lockdown(args: argparse.Namespace) -> int:
     from controller.zk.session import ZkSession, ZkTimeout, ZkUnavailable
     from migrate.lockdown import tool
-    from migrate.lockdown.rules import Identities, IdentityError, digest_identity
+    from zkmodel.zk_acls import Identities, IdentityError, digest_identity
 
     try:
         who = Identities(

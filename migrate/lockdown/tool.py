@@ -24,8 +24,8 @@ import orjson
 
 from controller.store.zk_acls import set_znode_acls
 from controller.zk.session import ZkSession
-from migrate.lockdown.rules import CONTROLLER_ROOTS, Acl, Identities, desired_acl, same_acl
 from migrate.snapshot.export import walk
+from zkmodel.zk_acls import CONTROLLER_ROOTS, Acl, Identities, desired_acl, same_acl
 
 
 def current_acls(session: ZkSession) -> Iterator[tuple[str, list[Acl]]]:

@@ -13,7 +13,7 @@ import orjson
 import pytest
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 from kazoo.client import KazooClient
-from kazoo.security import READ_ACL_UNSAFE, make_digest_acl
+from kazoo.security import OPEN_ACL_UNSAFE, READ_ACL_UNSAFE, make_digest_acl
 
 from controller.devstack.stack import Stack
 from tests.integration.cluster import wait_for
@@ -122,4 +122,86 @@ def test_a_cluster_with_zookeeper_set_acl_serves_and_its_znodes_are_closed_to_ot
     finally:
         zk.stop()
         zk.close()
+        stack.stop()
+
+
+def test_lockdown_against_a_live_stack(tmp_path: Path) -> None:
+    """Two identities and ``zookeeper.set.acl``: lockdown apply leaves only the controller identity writing
+    metadata; the cluster keeps serving (topics, configs, a reassignment, a node restart) and the znodes it
+    creates afterwards already carry lockdown's ACLs; verify catches a hand-made change; revert restores."""
+    import subprocess
+    import sys
+
+    from kafka import TopicPartition
+    from kafka.admin import NewTopic
+    from kazoo.exceptions import NoAuthError
+
+    secure = {**IDENTITIES, "zookeeper.set.acl": "true"}
+    stack = Stack(nodes=2, data_dir=tmp_path / "lock", overrides=secure)
+    stack.start()
+    zk = KazooClient(hosts=stack.zookeeper)
+    ctl = KazooClient(hosts=stack.zookeeper, auth_data=[("digest", "controller:controller-secret")])
+    brk = KazooClient(hosts=stack.zookeeper, auth_data=[("digest", "broker:broker-secret")])
+    backup = tmp_path / "acls.json"
+    args = ["--zookeeper", stack.zookeeper, "--controller-identity", "digest:controller:controller-secret",
+            "--broker-identity", "digest:broker:broker-secret", "--backup", str(backup)]  # fmt: skip
+
+    def lockdown(action: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "controller.cli", "lockdown", action, *args],
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+
+    def admin() -> KafkaAdminClient:
+        return KafkaAdminClient(bootstrap_servers=",".join(f"127.0.0.1:{n.port}" for n in stack.nodes),
+                                request_timeout_ms=30000)  # fmt: skip
+
+    try:
+        for client in (zk, ctl, brk):
+            client.start(timeout=20)
+        wait_for(lambda: controller_id(zk) is not None, 60, "a controller")
+        a = admin()
+        try:
+            a.create_topics([NewTopic("before", num_partitions=2, replication_factor=1)], timeout_ms=30000)
+        finally:
+            a.close()
+        wait_for(lambda: zk.exists("/brokers/topics/before/partitions/1/state") is not None, 30, "partitions")
+        original = {p: ctl.get_acls(p)[0] for p in ("/", "/brokers/topics/before", "/config/changes", "/consumers")}
+        assert original["/consumers"] == OPEN_ACL_UNSAFE  # Kafka leaves /consumers open, and so do we
+
+        applied = lockdown("apply")
+        assert applied.returncode == 0, applied.stdout + applied.stderr
+        assert lockdown("verify").returncode == 0
+        for client in (zk, brk):  # neither anyone nor the brokers' identity may write metadata now
+            with pytest.raises(NoAuthError):
+                client.set("/brokers/topics/before", b"{}")
+            with pytest.raises(NoAuthError):
+                client.create("/brokers/topics/rogue", b"{}")
+
+        a = admin()
+        try:  # ... while the cluster keeps serving: every metadata write goes through the controller identity
+            a.create_topics([NewTopic("after", num_partitions=2, replication_factor=1)], timeout_ms=30000)
+            a.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "after", configs={"retention.ms": "5000"})])
+            wait_for(lambda: zk.exists("/brokers/topics/after/partitions/1/state") is not None, 30, "partitions")
+            replicas = orjson.loads(zk.get("/brokers/topics/after")[0])["partitions"]["0"]
+            target = [b for b in (1, 2) if b not in replicas][:1]
+            a.alter_partition_reassignments({TopicPartition("after", 0): target})
+            wait_for(lambda: orjson.loads(zk.get("/brokers/topics/after")[0])["partitions"]["0"] == target, 60,
+                     "the reassignment")  # fmt: skip
+        finally:
+            a.close()
+        assert orjson.loads(zk.get("/config/topics/after")[0])["config"] == {"retention.ms": "5000"}
+        stack.restart_node(stack.nodes[1])  # a node restarting under lockdown finds its paths and registers
+        verified = lockdown("verify")
+        assert verified.returncode == 0, verified.stdout  # new znodes were created with lockdown's ACLs
+
+        ctl.set_acls("/config/topics/after", OPEN_ACL_UNSAFE)  # a hand-made change
+        changed = lockdown("verify")
+        assert changed.returncode == 1 and "/config/topics/after: is [world:anyone:rwcda]" in changed.stdout
+
+        assert lockdown("revert").returncode == 0
+        assert {p: ctl.get_acls(p)[0] for p in original} == original
+    finally:
+        for client in (zk, ctl, brk):
+            with contextlib.suppress(Exception):
+                client.stop()
+                client.close()
         stack.stop()

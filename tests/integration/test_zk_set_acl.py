@@ -13,6 +13,7 @@ from kazoo.exceptions import NoAuthError
 from kazoo.security import ACL, Id, Permissions
 
 from controller.config import ConfigError, config_from_properties
+from controller.zk.acls import kafka_policy
 from controller.zk.ops import Create
 from controller.zk.session import ZkSession
 
@@ -28,7 +29,7 @@ READ = ACL(Permissions.READ, Id("world", "anyone"))
 
 
 def test_every_create_path_sets_kafkas_default_acls(zk: KazooClient, zk_hosts: str) -> None:
-    session = ZkSession(zk_hosts, auth=[("digest", "ctl:s3cret")], secure_acls=True)
+    session = ZkSession(zk_hosts, auth=[("digest", "ctl:s3cret")], acl_policy=kafka_policy(True))
     session.start()
     try:
         session.ensure_persistent(["/brokers/topics", "/config/users/alice", "/config/changes", "/admin"])

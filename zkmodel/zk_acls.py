@@ -1,4 +1,7 @@
-"""Which ACL each Kafka znode gets under lockdown (paths relative to the chroot).
+"""ZooKeeper ACLs of Kafka's znodes (paths relative to the chroot): Kafka's own ``zookeeper.set.acl`` default
+(:func:`kafka_default_acl`) and lockdown's (:func:`desired_acl`). ACLs are (perms, scheme, id) tuples.
+
+Which ACL each Kafka znode gets under lockdown:
 
 Who writes what once the cluster runs the bridge release above the forwarding gate (tooling-facts §3,
 kafka-zk-facts §1, and our nodes' two ZooKeeper identities):
@@ -61,6 +64,17 @@ class Identities:
         return self.broker or WORLD
 
 
+def kafka_default_acl(path: str, secure: bool) -> list[Acl]:
+    """ZkData.defaultAcls(path): with ``zookeeper.set.acl``, CREATOR_ALL (scheme ``auth``, which the server
+    expands to the creating session's ids) plus world READ except under the sensitive roots; ``/consumers``
+    and every path of an insecure cluster: OPEN_ACL_UNSAFE."""
+    if not secure or path == "/consumers":
+        return [(ALL, *WORLD)]
+    if path.startswith(SENSITIVE_ROOTS):
+        return [(ALL, "auth", "")]
+    return [(ALL, "auth", ""), (READ, *WORLD)]
+
+
 def in_scope(path: str) -> bool:
     """Whether lockdown manages ``path`` (the chroot root and Kafka's secure roots with their subtrees)."""
     return path == "/" or any(path == r or path.startswith(r + "/") for r in CONTROLLER_ROOTS)
@@ -88,6 +102,19 @@ def _canonical(acl: list[Acl]) -> list[Acl]:
     return [(perms, scheme, ident) for (scheme, ident), perms in merged.items()]
 
 
-def same_acl(a: list[Acl], b: list[Acl]) -> bool:
-    """Equal as sets of (identity, permissions) (ZooKeeper keeps the order it was given)."""
-    return sorted(_canonical(a)) == sorted(_canonical(b))
+def same_acl(found: list[Acl], wanted: list[Acl]) -> bool:
+    """Equal as sets of (identity, permissions) (ZooKeeper keeps the order it was given). A digest id read back
+    as ``user:x`` matches any hash of that user: ZooKeeper redacts the hash for readers without ADMIN."""
+
+    def key(acl: list[Acl], redact: bool) -> list[tuple[int, str, str]]:
+        out = []
+        for perms, scheme, ident in _canonical(acl):
+            if redact and scheme == "digest":
+                ident = ident.split(":", 1)[0] + ":x"
+            out.append((perms, scheme, ident))
+        return sorted(out)
+
+    if sorted(_canonical(found)) == sorted(_canonical(wanted)):
+        return True
+    redacted = any(s == "digest" and i.endswith(":x") for _p, s, i in found)
+    return redacted and key(found, False) == key(wanted, True)
