@@ -23,15 +23,13 @@ from controller.cliutil import positive_int
 
 def cmd_zk_get(args: argparse.Namespace) -> int:
     """Print a znode decoded with Kafka's rules, so operators can read any cluster's metadata."""
-    from controller.zk.session import ZkSession, ZkUnavailable
+    from migrate.connect import connect
     from zkmodel.errors import ZnodeFormatError
     from zkmodel.registry import decode_znode
 
-    session = ZkSession(args.zookeeper, session_timeout_ms=int(args.timeout * 1000), read_only=True, name="zk-get")
-    try:
-        session.start(timeout=args.timeout)
-    except ZkUnavailable as exc:
-        print(f"error: cannot connect to ZooKeeper at {args.zookeeper}: {exc}", file=sys.stderr)
+    session = connect(args.zookeeper, name="zk-get", timeout=args.timeout, read_only=True,
+                      session_timeout_ms=int(args.timeout * 1000))  # fmt: skip
+    if session is None:
         return 2
     try:
         found = session.get(args.path)

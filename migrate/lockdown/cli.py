@@ -8,7 +8,8 @@ from pathlib import Path
 
 
 def cmd_lockdown(args: argparse.Namespace) -> int:
-    from controller.zk.session import ZkSession, ZkTimeout, ZkUnavailable
+    from controller.zk.session import ZkTimeout, ZkUnavailable
+    from migrate.connect import connect
     from migrate.lockdown import tool
     from zkmodel.zk_acls import Identities, IdentityError, digest_identity
 
@@ -21,11 +22,8 @@ def cmd_lockdown(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     _scheme, _, credentials = args.controller_identity.partition(":")
-    session = ZkSession(args.zookeeper, auth=[("digest", credentials)], name="lockdown")
-    try:
-        session.start(timeout=args.timeout)
-    except ZkUnavailable as exc:
-        print(f"error: cannot connect to ZooKeeper at {args.zookeeper}: {exc}", file=sys.stderr)
+    session = connect(args.zookeeper, name="lockdown", timeout=args.timeout, auth=[("digest", credentials)])
+    if session is None:
         return 1
     try:
         if args.lockdown_command == "plan":

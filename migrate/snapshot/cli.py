@@ -11,7 +11,8 @@ import time
 def cmd_export(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from controller.zk.session import ZkSession, ZkTimeout, ZkUnavailable
+    from controller.zk.session import ZkTimeout, ZkUnavailable
+    from migrate.connect import connect
     from migrate.snapshot.export import KAFKA_ROOTS, walk
     from migrate.snapshot.rows import RowWriter
 
@@ -21,11 +22,8 @@ def cmd_export(args: argparse.Namespace) -> int:
               file=sys.stderr)  # fmt: skip
         return 2
     auth = [("digest", args.zk_digest)] if args.zk_digest else []
-    session = ZkSession(args.zookeeper, read_only=True, name="snapshot-export", auth=auth)
-    try:
-        session.start(timeout=args.timeout)
-    except ZkUnavailable as exc:
-        print(f"error: cannot connect to ZooKeeper at {args.zookeeper}: {exc}", file=sys.stderr)
+    session = connect(args.zookeeper, name="snapshot-export", timeout=args.timeout, auth=auth, read_only=True)
+    if session is None:
         return 1
     console = Console(stderr=True)
     started = time.monotonic()
