@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import kafka.errors as kafka_errors
 import orjson
 import pytest
 from kafka import errors as kerrors
@@ -32,6 +33,7 @@ from kafka.protocol.admin import (
 )
 from kafka.protocol.metadata import ApiVersionsRequest
 from kazoo.client import KazooClient
+from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
 
 from controller.devstack.stack import NodeProcess, Stack
 from controller.logtags import UNEXPECTED
@@ -125,7 +127,16 @@ class Admin:
         self.client = KafkaAdminClient(bootstrap_servers=bootstrap(nodes), request_timeout_ms=request_timeout_ms)
 
     def send(self, node_id: int, request: Any) -> Any:
-        return self.client._manager.run(self.client._manager.send, request, node_id)
+        """One request to ``node_id``. While a node restarts, the metadata kafka-python refreshed from it can
+        lack the other brokers for a moment (its cache is a ZooKeeper watch behind, as after Kafka's
+        UpdateMetadata): "unknown broker" then is the client's view catching up, so it waits for that."""
+        retrying = Retrying(
+            retry=retry_if_exception_type(kafka_errors.UnknownBrokerIdError),
+            stop=stop_after_delay(15),
+            wait=wait_fixed(0.2),
+            reraise=True,
+        )
+        return retrying(self.client._manager.run, self.client._manager.send, request, node_id)
 
     def alter_broker_config(self, broker_id: int, value: str) -> None:
         """The public method; it sends the BROKER resource's IncrementalAlterConfigs to that broker."""

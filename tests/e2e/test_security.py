@@ -534,7 +534,9 @@ def test_plaintext_client_on_a_sasl_listener_is_disconnected(cluster: Cluster) -
     admin = AdminClient(config)
     with pytest.raises(KafkaException) as info:
         admin.list_topics(timeout=2)
-    assert info.value.args[0].code() == KafkaError._TRANSPORT
+    # librdkafka reports the closed connection, or, when its reconnect backoff outlasts the 2 s, the timeout
+    # of the metadata request that connection could never answer (seen once under load).
+    assert info.value.args[0].code() in (KafkaError._TRANSPORT, KafkaError._TIMED_OUT)
 
 
 # --- 2. SCRAM credentials through the admin API ------------------------------------------------------------------
