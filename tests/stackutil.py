@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import urllib.request
+from typing import Any
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
@@ -59,3 +60,20 @@ def listener_ports(ready_line: str) -> dict[str, int]:
         if address:
             ports[name] = int(address.rsplit(":", 1)[1])
     return ports
+
+
+def every_node_sees_every_broker(stack: Any, timeout: float = 30.0) -> None:
+    """A node learns the others' registrations through a ZooKeeper watch, moments after it said it was ready
+    (as Kafka's UpdateMetadata trails a registration): tests that address a given broker, or read from one
+    node what another wrote, wait until every node's metadata lists every broker."""
+    from kafka.admin import KafkaAdminClient
+
+    from tests.integration.cluster import wait_for
+
+    for n in stack.nodes:
+        client = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{n.port}", request_timeout_ms=30000)
+        try:
+            wait_for(lambda c=client: len(c.describe_cluster()["brokers"]) == len(stack.nodes), timeout,  # type: ignore[misc]
+                     f"node {n.broker_id} to list every broker")  # fmt: skip
+        finally:
+            client.close()

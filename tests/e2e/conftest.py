@@ -13,7 +13,7 @@ from kazoo.client import KazooClient
 from controller.devstack.stack import Stack
 from controller.logtags import UNEXPECTED
 from tests.integration.cluster import wait_for
-from tests.stackutil import controller_id
+from tests.stackutil import controller_id, every_node_sees_every_broker
 
 
 @dataclass
@@ -41,6 +41,8 @@ def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     try:
         zk.start(timeout=20)
         wait_for(lambda: controller_id(zk) is not None, 60, "a controller")
+        if not any("sasl" in key for key in s.overrides):  # a SASL stack: its modules log in and wait themselves
+            every_node_sees_every_broker(s)
         bootstrap = ",".join(f"127.0.0.1:{n.port}" for n in s.nodes)
         yield RunningStack(s, bootstrap, zk)
     finally:

@@ -39,7 +39,7 @@ from controller.devstack.stack import NodeProcess, Stack
 from controller.logtags import UNEXPECTED
 from tests.e2e.conftest import RunningStack
 from tests.integration.cluster import wait_for
-from tests.stackutil import controller_id, metric_sum, metrics_url
+from tests.stackutil import controller_id, every_node_sees_every_broker, metric_sum, metrics_url
 
 pytestmark = pytest.mark.e2e
 
@@ -77,6 +77,7 @@ def running_stack(
         zk.start(timeout=20)
         if want_controller:
             wait_for(lambda: controller_id(zk) is not None, 60, "a controller")
+            every_node_sees_every_broker(s)
         yield RunningStack(s, bootstrap(s.nodes), zk)
     finally:
         if zk is not None:
@@ -134,6 +135,7 @@ class Admin:
             retry=retry_if_exception_type(kafka_errors.UnknownBrokerIdError),
             stop=stop_after_delay(15),
             wait=wait_fixed(0.2),
+            before_sleep=lambda _state: self.client._manager.cluster.request_update(),  # ask again now
             reraise=True,
         )
         return retrying(self.client._manager.run, self.client._manager.send, request, node_id)
