@@ -9,19 +9,25 @@ has not moved yet is 0, not absent.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 from controller.active.events import CONTROLLER_STATES
-from controller.wire.apikeys import api_name
+from controller.wire.apikeys import api_name, forwardable
+from controller.wire.dispatch import ROUTES
 from zkmodel import errorcodes as E
 
 if TYPE_CHECKING:
     from controller.active.loop import Controller
+    from controller.broker.replicas import CatchUpStatus
     from controller.wire.server import Connection
 
+#: kazoo's session states (KazooState), the values of the session-state gauge's ``state`` label.
+SESSION_STATES = ("CONNECTED", "SUSPENDED", "LOST")
+#: Why a forwarded request was tried again (controller.broker.forwarding).
+FORWARDING_RETRY_REASONS = ("no_controller", "unreachable", "connection_lost", "not_controller")
 WRITE_KINDS = ("controller", "election", "registration", "config", "quota", "acl", "isr", "create", "set")
 #: Request latency buckets (seconds): admin requests span sub-millisecond reads to multi-second creates.
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -43,6 +49,12 @@ class NodeMetrics:
             "bridgekeeper_controller_active", "1 if this node is the active controller (ActiveControllerCount)"
         )
         self.epoch = gauge("bridgekeeper_controller_epoch", "Controller epoch this node leads with, -1 if not active")
+        self.elections_won = Counter(
+            "bridgekeeper_controller_elections_won", "Controller elections this node won (one per epoch it led): "
+            "summed over the cluster, how often the controller moved", ["broker_id"], registry=r,
+        )  # fmt: skip
+        self.elections_won.labels(b)
+        self._led_epoch = -1
         self.offline = gauge(
             "bridgekeeper_offline_partitions", "Partitions without a live leader (OfflinePartitionsCount)"
         )
@@ -50,7 +62,36 @@ class NodeMetrics:
             "bridgekeeper_under_replicated_partitions", "Partitions whose ISR is smaller than their target replica set"
         )
         self.reassigning = gauge("bridgekeeper_reassigning_partitions", "Partitions being reassigned")
-        self.topics = gauge("bridgekeeper_topics", "Topics known to the active controller")
+        self.adding = gauge(
+            "bridgekeeper_reassignment_adding_replicas", "Replicas being added by in-flight reassignments (AR)"
+        )
+        self.removing = gauge(
+            "bridgekeeper_reassignment_removing_replicas", "Replicas being removed by in-flight reassignments (RR)"
+        )
+        self.reassignments_completed = Counter(
+            "bridgekeeper_reassignments_completed", "Partition reassignments this node completed as controller",
+            ["broker_id"], registry=r,
+        )  # fmt: skip
+        self.reassignments_completed.labels(b)
+        self.topics = gauge("bridgekeeper_topics", "Topics known to the active controller (GlobalTopicCount)")
+        self.partitions = gauge(
+            "bridgekeeper_partitions", "Partitions known to the active controller (GlobalPartitionCount)"
+        )
+        self.live_brokers = gauge(
+            "bridgekeeper_live_brokers", "Registered brokers the active controller sees (0 on other nodes)"
+        )
+        self.event_queue_size = gauge(
+            "bridgekeeper_controller_event_queue_size", "Controller events waiting (EventQueueSize)"
+        )
+        self.waiting_calls = gauge(
+            "bridgekeeper_controller_waiting_requests",
+            "Client requests queued on or running in this controller: clients waiting on the controller",
+        )
+        self.event_queue_seconds = Histogram(
+            "bridgekeeper_controller_event_queue_time_seconds",
+            "Time an event waited in the controller's queue, by Kafka ControllerState (EventQueueTimeMs)",
+            ["broker_id", "state"], buckets=LATENCY_BUCKETS, registry=r,
+        )  # fmt: skip
         self.failover_seconds = gauge("bridgekeeper_controller_failover_seconds", "Duration of the last failover load")
         self.controller_events = Histogram(
             "bridgekeeper_controller_event_duration_seconds",
@@ -59,6 +100,7 @@ class NodeMetrics:
         )  # fmt: skip
         for state in CONTROLLER_STATES:
             self.controller_events.labels(b, state)
+            self.event_queue_seconds.labels(b, state)
         # -- requests ----------------------------------------------------------------------------------------
         self.requests = Counter("bridgekeeper_requests", "Requests handled, per API (RequestsPerSec)",
                                 ["broker_id", "api"], registry=r)  # fmt: skip
@@ -70,9 +112,17 @@ class NodeMetrics:
             "bridgekeeper_request_duration_seconds", "Time from a request's arrival to its response (TotalTimeMs)",
             ["broker_id", "api"], buckets=LATENCY_BUCKETS, registry=r,
         )  # fmt: skip
+        self.admin_requests = Counter(
+            "bridgekeeper_admin_requests", "Client requests of forwardable (admin write) APIs by the route they took "
+            "to ZooKeeper: forwarded, controller (this node was the active controller) or direct (this broker "
+            "wrote ZooKeeper itself): the bridge's progress", ["broker_id", "api", "route"], registry=r,
+        )  # fmt: skip
         for key in sorted(set(api_keys)):
             self.requests.labels(b, api_name(key))
             self.request_seconds.labels(b, api_name(key))
+            if forwardable(key):
+                for route in ROUTES:
+                    self.admin_requests.labels(b, api_name(key), route)
         # -- ZooKeeper writes --------------------------------------------------------------------------------
         self.zk_writes = Counter("bridgekeeper_zookeeper_writes", "ZooKeeper writes made by this node, per kind",
                                  ["broker_id", "kind", "outcome"], registry=r)  # fmt: skip
@@ -84,6 +134,23 @@ class NodeMetrics:
             for outcome in ("ok", "failed"):
                 self.zk_writes.labels(b, kind, outcome)
             self.zk_write_seconds.labels(b, kind)
+        self.fenced_writes = Counter(
+            "bridgekeeper_zookeeper_fenced_writes", "Controller multis ZooKeeper refused because the controller "
+            "epoch moved on (a stale controller fenced off: Kafka's ControllerMovedException)", ["broker_id"],
+            registry=r,
+        )  # fmt: skip
+        self.fenced_writes.labels(b)
+        # Kafka's SessionExpireListener: SessionState, ZooKeeper{SyncConnects,Disconnects,Expires}PerSec. A
+        # node has one session, or two when the controller has its own ZooKeeper identity (label "session").
+        self.session_state = Gauge(
+            "bridgekeeper_zookeeper_session_state", "1 for the ZooKeeper session's current state (SessionState)",
+            ["broker_id", "session", "state"], registry=r,
+        )  # fmt: skip
+        self.session_events = Counter(
+            "bridgekeeper_zookeeper_session_events", "ZooKeeper session transitions: connects (the first and "
+            "every reconnect), disconnects (suspended) and expirations (lost)",
+            ["broker_id", "session", "event"], registry=r,
+        )  # fmt: skip
         # -- KIP-590 forwarding ------------------------------------------------------------------------------
         self.forwarding_enabled = gauge(
             "bridgekeeper_forwarding_enabled", "1 if this broker's IBP is at or above the forwarding gate"
@@ -113,10 +180,34 @@ class NodeMetrics:
             "bridgekeeper_forwarding_queue_length",
             "Forwarded requests waiting or in flight (ForwardingManager QueueLength)",
         )
+        self.forwarding_retries = Counter(
+            "bridgekeeper_forwarding_retries", "Forwarding attempts tried again, by reason: no controller known, "
+            "controller unreachable, connection lost mid-request, or NOT_CONTROLLER", ["broker_id", "reason"],
+            registry=r,
+        )  # fmt: skip
+        for reason in FORWARDING_RETRY_REASONS:
+            self.forwarding_retries.labels(b, reason)
         for c in (self.forwarded, self.redirected, self.auth_failures):
             c.labels(b)
         self.queue_seconds.labels(b)
         self.remote_seconds.labels(b)
+        # -- replication (reassignment catch-up) --------------------------------------------------------------
+        self.catching_up = gauge(
+            "bridgekeeper_replicas_catching_up", "Followers of partitions this broker leads still catching up"
+        )
+        self.throttled_replicas = Gauge(
+            "bridgekeeper_replication_throttled_replicas", "Catching-up replicas slowed by a replication throttle "
+            "(leader.|follower.replication.throttled.replicas) on this broker", ["broker_id", "direction"],
+            registry=r,
+        )  # fmt: skip
+        self.throttle_rate = Gauge(
+            "bridgekeeper_replication_throttle_rate_bytes", "This broker's replication throttle in force, bytes/s "
+            "(leader.|follower.replication.throttled.rate; 0 = none, read only while replicas catch up)",
+            ["broker_id", "direction"], registry=r,
+        )  # fmt: skip
+        for direction in ("leader", "follower"):
+            self.throttled_replicas.labels(b, direction).set(0)
+            self.throttle_rate.labels(b, direction).set(0)
         # -- connections (KIP-511) ---------------------------------------------------------------------------
         self.connections = Gauge(
             "bridgekeeper_connections", "Open client connections by client software (KIP-511 connections metric)",
@@ -134,18 +225,31 @@ class NodeMetrics:
         b = self.broker_id
         self.active.labels(b).set(1 if controller.is_active else 0)
         self.epoch.labels(b).set(controller.epoch)
+        if controller.is_active and controller.epoch != self._led_epoch:
+            self._led_epoch = controller.epoch
+            self.elections_won.labels(b).inc()
         for gauge, key in (
             (self.offline, "offline"),
             (self.under_replicated, "under_replicated"),
             (self.reassigning, "reassigning"),
+            (self.adding, "adding_replicas"),
+            (self.removing, "removing_replicas"),
             (self.topics, "topics"),
+            (self.partitions, "partitions"),
+            (self.live_brokers, "live_brokers"),
         ):
             gauge.labels(b).set(summary.get(key, 0) if controller.is_active else 0)
+        self.event_queue_size.labels(b).set(controller.queue_size)
+        self.waiting_calls.labels(b).set(controller.waiting_calls)
         if controller.failover_seconds is not None:
             self.failover_seconds.labels(b).set(controller.failover_seconds)
 
-    def controller_event(self, state: str, seconds: float) -> None:
+    def controller_event(self, state: str, seconds: float, queued_seconds: float = 0.0) -> None:
         self.controller_events.labels(self.broker_id, state).observe(seconds)
+        self.event_queue_seconds.labels(self.broker_id, state).observe(queued_seconds)
+
+    def reassignments_done(self, n: int) -> None:
+        self.reassignments_completed.labels(self.broker_id).inc(n)
 
     # -- requests (controller.wire.dispatch.RequestMetrics) ----------------------------------------------------
     def request(self, api_key: int, seconds: float, errors: list[int]) -> None:
@@ -159,10 +263,45 @@ class NodeMetrics:
                 error = str(code)
             self.request_errors.labels(self.broker_id, name, error).inc()
 
+    def admin_request(self, api_key: int, route: str) -> None:
+        self.admin_requests.labels(self.broker_id, api_name(api_key), route).inc()
+
     # -- ZooKeeper writes (ZkSession.on_write) -----------------------------------------------------------------
     def zk_write(self, kind: str, seconds: float, ok: bool) -> None:
         self.zk_writes.labels(self.broker_id, kind, "ok" if ok else "failed").inc()
         self.zk_write_seconds.labels(self.broker_id, kind).observe(seconds)
+
+    def fenced_write(self) -> None:
+        self.fenced_writes.labels(self.broker_id).inc()
+
+    # -- ZooKeeper sessions (ZkSession.add_state_listener) -------------------------------------------------------
+    def session_listener(self, session: str) -> Callable[[str], None]:
+        """A state listener for one of the node's sessions ("broker" or "controller"). Series exist from the
+        start: state LOST until the first connect."""
+        b = self.broker_id
+        for state in SESSION_STATES:
+            self.session_state.labels(b, session, state).set(1 if state == "LOST" else 0)
+        for event in ("connect", "disconnect", "expire"):
+            self.session_events.labels(b, session, event)
+
+        def on_state(state: str) -> None:
+            name = str(state)
+            for s in SESSION_STATES:
+                self.session_state.labels(b, session, s).set(1 if s == name else 0)
+            event = {"CONNECTED": "connect", "SUSPENDED": "disconnect", "LOST": "expire"}.get(name)
+            if event is not None:
+                self.session_events.labels(b, session, event).inc()
+
+        return on_state
+
+    # -- replication (controller.broker.replicas.ReplicaManager.on_status) ---------------------------------------
+    def catch_up(self, status: CatchUpStatus) -> None:
+        b = self.broker_id
+        self.catching_up.labels(b).set(status.catching_up)
+        self.throttled_replicas.labels(b, "leader").set(status.leader_throttled)
+        self.throttled_replicas.labels(b, "follower").set(status.follower_throttled)
+        self.throttle_rate.labels(b, "leader").set(status.leader_rate)
+        self.throttle_rate.labels(b, "follower").set(status.follower_rate)
 
     # -- forwarding (controller.broker.forwarding.ForwardingMetrics) --------------------------------------------------
     def forwarded_request(self) -> None:
@@ -182,6 +321,9 @@ class NodeMetrics:
 
     def remote_time(self, seconds: float) -> None:
         self.remote_seconds.labels(self.broker_id).observe(seconds)
+
+    def retry(self, reason: str) -> None:
+        self.forwarding_retries.labels(self.broker_id, reason).inc()
 
     # -- connections ---------------------------------------------------------------------------------------------
     def client_software(self, conn: Connection, name: str, version: str) -> None:

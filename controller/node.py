@@ -61,7 +61,7 @@ class Node:
 
         acl_policy = _acl_policy(config)
 
-        def session(name: str, digest: ZkDigest | None) -> ZkSession:
+        def session(name: str, digest: ZkDigest | None, role: str) -> ZkSession:
             s = ZkSession(
                 hosts,
                 session_timeout_ms=config.zookeeper_session_timeout_ms,
@@ -71,13 +71,15 @@ class Node:
                 acl_policy=acl_policy,
             )
             s.on_write = self.metrics.zk_write
+            s.on_fenced = self.metrics.fenced_write
+            s.add_state_listener(self.metrics.session_listener(role))
             return s
 
-        self.session = session(f"node-{config.broker_id}", config.zookeeper_digest)
+        self.session = session(f"node-{config.broker_id}", config.zookeeper_digest, "broker")
         #: The controller's own ZooKeeper identity, when it differs from the broker's (a separate session,
         #: so ZooKeeper ACLs can tell the two apart: lockdown lets only this one write metadata).
         self.controller_session = (
-            session(f"controller-{config.broker_id}", config.zookeeper_controller_digest)
+            session(f"controller-{config.broker_id}", config.zookeeper_controller_digest, "controller")
             if config.is_controller and config.zookeeper_controller_digest != config.zookeeper_digest
             else self.session
         )
@@ -141,6 +143,7 @@ class Node:
                 legacy_isr=None
                 if ibp.uses_topic_ids(self.config.inter_broker_protocol_version)
                 else LegacyIsrWriter(self.session, self.config.broker_id).expand,
+                on_status=self.metrics.catch_up,
             )
             self.replicas.start()
         if self.config.metrics_enabled:
@@ -162,6 +165,7 @@ class Node:
             )
             self.controller.on_step = self.metrics.update
             self.controller.on_event = self.metrics.controller_event
+            self.controller.on_reassignments_completed = self.metrics.reassignments_done
             self.controller.start()
 
     def _is_active_controller(self) -> bool:

@@ -59,10 +59,19 @@ T = TypeVar("T")
 class Active:
     """Everything that exists only while this node is the active controller."""
 
-    def __init__(self, ctx: ControllerContext, writer: FencedWriter, session: ZkSession, uses_topic_ids: bool) -> None:
+    def __init__(
+        self,
+        ctx: ControllerContext,
+        writer: FencedWriter,
+        session: ZkSession,
+        uses_topic_ids: bool,
+        on_reassignments_completed: Callable[[int], None] | None = None,
+    ) -> None:
         self.ctx = ctx
         self.writer = writer
-        self.reassigner = Reassigner(ctx, writer, session, uses_topic_ids=uses_topic_ids)
+        self.reassigner = Reassigner(
+            ctx, writer, session, uses_topic_ids=uses_topic_ids, on_completed=on_reassignments_completed
+        )
         self.leadership = Leadership(ctx, writer, session, self.reassigner)
 
 
@@ -92,10 +101,17 @@ class Controller:
         #: Counts published after every step, for metrics (read from other threads; replaced, never mutated).
         self.summary: dict[str, int] = {}
         self.on_step: Callable[[Controller], None] | None = None
-        #: Called with (Kafka ControllerState, seconds) after each event: ControllerStats' timers.
-        self.on_event: Callable[[str, float], None] | None = None
+        #: Called with (Kafka ControllerState, seconds processing, seconds queued) after each event: ControllerStats'
+        #: timers and ControllerEventManager's EventQueueTimeMs.
+        self.on_event: Callable[[str, float, float], None] | None = None
+        #: Called with the number of reassignments that just completed (moves finished, not cancellations).
+        self.on_reassignments_completed: Callable[[int], None] | None = None
+        #: Client requests (API calls) queued or running on this controller: clients waiting on it.
+        self.waiting_calls = 0
+        self._waiting_lock = threading.Lock()
         self._published_at = 0.0
-        self._queue: queue.Queue[ev.Event] = queue.Queue()
+        #: Events with the time they were queued (EventQueueTimeMs is measured from there).
+        self._queue: queue.Queue[tuple[ev.Event, float]] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._stopped = threading.Event()
         self._suspended = False
@@ -108,12 +124,20 @@ class Controller:
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name=f"controller-{self.broker_id}", daemon=True)
         self._thread.start()
-        self._queue.put(ev.Startup())
+        self._put(ev.Startup())
 
     def stop(self, timeout: float = 10.0) -> None:
-        self._queue.put(ev.Shutdown())
+        self._put(ev.Shutdown())
         if self._thread is not None:
             self._thread.join(timeout)
+
+    def _put(self, event: ev.Event) -> None:
+        self._queue.put((event, time.perf_counter()))
+
+    @property
+    def queue_size(self) -> int:
+        """Events waiting (ControllerEventManager's EventQueueSize)."""
+        return self._queue.qsize()
 
     @property
     def is_active(self) -> bool:
@@ -126,14 +150,14 @@ class Controller:
     def _run(self) -> None:
         while not self._stopped.is_set():
             try:
-                event: ev.Event = self._queue.get(timeout=self.tick_seconds)
+                event, queued_at = self._queue.get(timeout=self.tick_seconds)
             except queue.Empty:
-                event = ev.Tick()
+                event, queued_at = ev.Tick(), time.perf_counter()
             started = time.perf_counter()
             status = self.step(event)
             state = ev.controller_state(event)
             if state is not None and self.on_event is not None:
-                self.on_event(state, time.perf_counter() - started)
+                self.on_event(state, time.perf_counter() - started, started - queued_at)
             if status:
                 self.last_status = status
                 log.info("controller %d: %s", self.broker_id, status)
@@ -145,11 +169,16 @@ class Controller:
         self._published_at = time.monotonic()
         ctx = self.active.ctx if self.active is not None else None
         if ctx is not None:
+            reassigning = [info.assignment for _tp, info in ctx.reassigning()]
             self.summary = {
                 "offline": len(ctx.offline_partitions()),
                 "under_replicated": len(ctx.under_replicated()),
-                "reassigning": sum(1 for _ in ctx.reassigning()),
+                "reassigning": len(reassigning),
+                "adding_replicas": sum(len(a.adding) for a in reassigning),
+                "removing_replicas": sum(len(a.removing) for a in reassigning),
                 "topics": len(ctx.topics),
+                "partitions": sum(len(t.partitions) for t in ctx.topics.values()),
+                "live_brokers": len(ctx.live_brokers),
             }
         if self.on_step is not None:
             try:
@@ -244,15 +273,15 @@ class Controller:
     # -- watches ----------------------------------------------------------------------------------------------
     def _enqueue(self, event: ev.Event) -> Callable[[WatchedEvent], None]:
         def watcher(_watched: WatchedEvent) -> None:
-            self._queue.put(event)
+            self._put(event)
 
         return watcher
 
     def _on_controller_watch(self, watched: WatchedEvent) -> None:
-        self._queue.put(ev.ControllerChange(deleted=watched.type == EventType.DELETED))
+        self._put(ev.ControllerChange(deleted=watched.type == EventType.DELETED))
 
     def _on_reassign_watch(self, watched: WatchedEvent) -> None:
-        self._queue.put(ev.ZkReassignment(created=watched.type == EventType.CREATED))
+        self._put(ev.ZkReassignment(created=watched.type == EventType.CREATED))
 
     def _watch_reassign_znode(self) -> bool:
         return self.session.exists(paths.REASSIGN_PARTITIONS, watch=self._on_reassign_watch) is not None
@@ -263,21 +292,21 @@ class Controller:
             self._suspended = True
             if self.active is not None:
                 self.active.writer.suspend()
-            self._queue.put(ev.SessionSuspended())
+            self._put(ev.SessionSuspended())
         elif state == KazooState.CONNECTED and self._expired:
             # Kafka's afterInitializingSession: only now can the broker register again and re-elect.
             self._expired = False
             self._suspended = False
-            self._queue.put(ev.NewSession())
+            self._put(ev.NewSession())
         elif state == KazooState.CONNECTED and self._suspended:
             self._suspended = False
-            self._queue.put(ev.SessionReconnected())
+            self._put(ev.SessionReconnected())
         elif state == KazooState.LOST:
             self._suspended = False
             self._expired = True
             if self.active is not None:
                 self.active.writer.suspend()
-            self._queue.put(ev.SessionExpired())
+            self._put(ev.SessionExpired())
 
     # -- election and resignation -------------------------------------------------------------------------------
     def _read_active_controller(self) -> int | None:
@@ -344,7 +373,7 @@ class Controller:
         self.active.writer.resume()
         replay, self._deferred = self._deferred, []
         for event in replay:
-            self._queue.put(event)
+            self._put(event)
         return f"ZooKeeper connection restored: still the active controller, writes resumed ({len(replay)} deferred)"
 
     def _tick(self) -> str:
@@ -373,7 +402,7 @@ class Controller:
             before_reading_topics=self._watch_topics,
         )
         writer = FencedWriter(self.session, epoch, epoch_zk_version)
-        active = Active(ctx, writer, self.session, self.uses_topic_ids)
+        active = Active(ctx, writer, self.session, self.uses_topic_ids, self._reassignments_completed)
         self.active = active
         self._upgrade_topic_znodes(report.topics_to_upgrade)
         active.leadership.trigger_online()
@@ -422,7 +451,7 @@ class Controller:
 
     def _on_topic_watch(self, watched: WatchedEvent) -> None:
         if watched.path:  # kazoo's connection-reset event has no path; the TopicChange re-list covers it
-            self._queue.put(ev.PartitionModifications(watched.path.rsplit("/", 1)[1]))
+            self._put(ev.PartitionModifications(watched.path.rsplit("/", 1)[1]))
 
     def _watch_topics(self, names: Collection[str]) -> None:
         """A data watch per topic znode, set in one pipelined burst (Kafka registers these at failover)."""
@@ -580,7 +609,10 @@ class Controller:
             assert self.active is not None
             return fn(self.active)
 
-        self._queue.put(ev.ApiCall(name, run, future))
+        with self._waiting_lock:
+            self.waiting_calls += 1
+        future.add_done_callback(self._call_done)
+        self._put(ev.ApiCall(name, run, future))
         try:
             result: T = future.result(timeout)
         except TimeoutError:
@@ -588,6 +620,14 @@ class Controller:
                 E.REQUEST_TIMED_OUT, f"The controller did not complete {name} within {round(timeout * 1000)} ms."
             ) from None
         return result
+
+    def _reassignments_completed(self, n: int) -> None:
+        if self.on_reassignments_completed is not None:
+            self.on_reassignments_completed(n)
+
+    def _call_done(self, _future: Future[Any]) -> None:
+        with self._waiting_lock:
+            self.waiting_calls -= 1
 
     def create_topics(
         self, topics: Sequence[NewTopic], *, validate_only: bool = False, timeout: float = CALL_TIMEOUT_S

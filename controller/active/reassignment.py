@@ -38,8 +38,16 @@ class Reassigner:
     """The reassignment logic of one controller epoch, over its context, writer and session."""
 
     def __init__(
-        self, ctx: ControllerContext, writer: FencedWriter, session: ZkSession, *, uses_topic_ids: bool
+        self,
+        ctx: ControllerContext,
+        writer: FencedWriter,
+        session: ZkSession,
+        *,
+        uses_topic_ids: bool,
+        on_completed: Callable[[int], None] | None = None,
     ) -> None:
+        #: Told how many moves just finished (the reassignment completion rate on the dashboards).
+        self.on_completed = on_completed
         self.ctx = ctx
         self.writer = writer
         self.session = session
@@ -164,6 +172,8 @@ class Reassigner:
         self.remove_from_zk_znode(lambda tp, target: completed.get(tp) == target)  # B7
         for tp, replicas in completed.items():
             log.info("reassignment of %s completed: replicas %s", tp, list(replicas))
+        if completed and self.on_completed is not None:
+            self.on_completed(len(completed))
 
     def maybe_complete(self, tps: Iterable[TopicPartition]) -> None:
         """After an ISR change: finish the moves whose target has caught up."""

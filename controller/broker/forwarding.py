@@ -72,6 +72,7 @@ class ForwardingMetrics(Protocol):
     def queue_length(self, n: int) -> None: ...
     def queue_time(self, seconds: float) -> None: ...
     def remote_time(self, seconds: float) -> None: ...
+    def retry(self, reason: str) -> None: ...
 
 
 class NoMetrics:
@@ -81,6 +82,7 @@ class NoMetrics:
     def queue_length(self, n: int) -> None: ...
     def queue_time(self, seconds: float) -> None: ...
     def remote_time(self, seconds: float) -> None: ...
+    def retry(self, reason: str) -> None: ...
 
 
 @dataclass
@@ -185,6 +187,7 @@ class ForwardingManager:
             return Outcome(error=E.REQUEST_TIMED_OUT)
         target = self._controller()
         if target is None:
+            self.metrics.retry("no_controller")
             return min(remaining, REDISCOVERY_BACKOFF_S)
         try:
             channel = await self._channel_to(target, remaining)
@@ -193,6 +196,7 @@ class ForwardingManager:
             return Outcome(error=E.UNKNOWN_SERVER_ERROR)
         except (ClientError, OSError) as exc:
             log.info("forwarding: controller %d unreachable (%s); retrying", target[0], exc)
+            self.metrics.retry("unreachable")
             self._reconnect_backoff.failed()  # waited out before the next connection attempt
             return 0.0
         if channel.supports_envelope is None:
@@ -228,6 +232,7 @@ class ForwardingManager:
                 reply_frame = await channel.reader.readexactly(size)
         except (OSError, asyncio.IncompleteReadError, TimeoutError) as exc:
             log.info("forwarding: lost controller %d (%r); retrying", target[0], exc)
+            self.metrics.retry("connection_lost")
             await self._forget()
             self._reconnect_backoff.failed()
             return None
@@ -244,6 +249,7 @@ class ForwardingManager:
         if reply.error_code == E.NOT_CONTROLLER.code:
             # Re-queued at the head as Kafka does: no latency samples until the request is answered for good.
             log.info("forwarding: broker %d is no longer the controller; rediscovering", target[0])
+            self.metrics.retry("not_controller")
             await self._forget(stale_controller=(target[0], version_at_send))
             return None
         self._reconnect_backoff.reset()

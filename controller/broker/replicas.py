@@ -87,6 +87,20 @@ class CatchUp:
         return 0.0 if self.rate_bytes_per_sec <= 0 else self.bytes_per_partition / self.rate_bytes_per_sec
 
 
+@dataclass(frozen=True)
+class CatchUpStatus:
+    """What this broker's replication looks like now, for the reassignment dashboard: followers of
+    partitions it leads that are still catching up, how many of them a leader or follower replication
+    throttle slows, and this broker's configured throttle rates (bytes/s, 0 = none read or none set: the
+    rates are read only while something catches up)."""
+
+    catching_up: int = 0
+    leader_throttled: int = 0
+    follower_throttled: int = 0
+    leader_rate: float = 0.0
+    follower_rate: float = 0.0
+
+
 class ReplicaManager:
     def __init__(
         self,
@@ -100,7 +114,9 @@ class ReplicaManager:
         throttles: Callable[[set[str]], Throttles] = lambda _topics: NO_THROTTLES,
         sasl: SaslCredentials | None = None,
         legacy_isr: Callable[[dict[tuple[str, int], tuple[int, tuple[int, ...], int]]], int] | None = None,
+        on_status: Callable[[CatchUpStatus], None] | None = None,
     ) -> None:
+        self.on_status = on_status
         #: Below IBP 2.8-IV0 (no topic ids, so no AlterPartition): write the ISR to ZooKeeper as Kafka's
         #: pre-2.7-IV2 leaders did (controller.store.legacy_isr).
         self.legacy_isr = legacy_isr
@@ -194,6 +210,16 @@ class ReplicaManager:
                 out[(topic.name, topic.topic_id, p.partition)] = (entry[0], (*entry[1], follower), entry[2])
         for key in set(self._copied) - seen:
             del self._copied[key]  # joined the ISR, went away, or a new leader epoch restarted the copy
+        if self.on_status is not None:
+            self.on_status(
+                CatchUpStatus(
+                    catching_up=len(lagging),
+                    leader_throttled=len(leader_throttled),
+                    follower_throttled=len(follower_throttled),
+                    leader_rate=throttles.leader_rate.get(self.broker_id, 0.0),
+                    follower_rate=throttles.follower_rate.get(self.broker_id, 0.0),
+                )
+            )
         return out
 
     def step(self) -> int:

@@ -46,10 +46,18 @@ class Forwarder(Protocol):
 
 class RequestMetrics(Protocol):
     def request(self, api_key: int, seconds: float, errors: list[int]) -> None: ...
+    def admin_request(self, api_key: int, route: str) -> None: ...
 
 
 class NoRequestMetrics:
     def request(self, api_key: int, seconds: float, errors: list[int]) -> None: ...
+    def admin_request(self, api_key: int, route: str) -> None: ...
+
+
+#: How a client's forwardable (admin write) request reached ZooKeeper, for the bridge-progress metric:
+#: in an Envelope to the active controller, handled by this node as the active controller, or written by
+#: this broker itself (forwarding not enabled yet: the pre-bridge path the upgrade retires).
+ROUTES = ("forwarded", "controller", "direct")
 
 
 def error_codes(response: Any) -> Iterator[int]:
@@ -97,6 +105,7 @@ class Dispatcher:
     async def __call__(self, request: Request, frame: bytes, conn: Connection) -> bytes | None:
         started = time.perf_counter()
         errors: list[int] = []
+        route: str | None = None
         try:
             if request.api_key == API_VERSIONS and self.on_client_software is not None:
                 name = getattr(request.body, "client_software_name", None)
@@ -106,6 +115,7 @@ class Dispatcher:
                 return await self._envelope(request, conn, errors)
             if self._should_forward(request, conn):
                 assert self.forwarder is not None
+                route = "forwarded"
                 outcome = await self.forwarder.forward(frame, conn.principal, conn.peer_host)
                 if outcome.close:
                     return None
@@ -115,12 +125,16 @@ class Dispatcher:
                     response = error_response(request, outcome.error)
                     errors.extend(error_codes(response))
                     return encode_response(request, response)
+            if forwardable(request.api_key) and not conn.from_envelope:
+                route = "controller" if self.is_active_controller() else "direct"
             response = await self._local(request, conn)
             if not isinstance(response, bytes):
                 errors.extend(error_codes(response))
             return encode_response(request, response)
         finally:
             self.metrics.request(request.api_key, time.perf_counter() - started, errors)
+            if route is not None:
+                self.metrics.admin_request(request.api_key, route)
 
     async def _local(self, request: Request, conn: Connection) -> Any:
         """This node's handler, behind the whole-request cluster check Kafka makes for the API (if any)."""

@@ -82,6 +82,13 @@ class FencedWriter:
     def _fence(self) -> Check:
         return Check(paths.CONTROLLER_EPOCH, self.epoch_zk_version)
 
+    def _moved(self, *, count: bool = True) -> ControllerMoved:
+        """The fence held: ZooKeeper refused a multi of this (stale) epoch. Each refused multi is counted once
+        (the fenced-write metric), then the caller raises."""
+        if count and self.session.on_fenced is not None:
+            self.session.on_fenced()
+        return ControllerMoved(f"Controller epoch zkVersion check fails. Expected zkVersion = {self.epoch_zk_version}")
+
     def _gate(self) -> None:
         if not self._writable.wait(timeout=self.session.retry_deadline_s):
             raise WritesSuspended("ZooKeeper connection suspended: controller writes are paused")
@@ -96,9 +103,7 @@ class FencedWriter:
         self.multis += 1
         check = results[0]
         if isinstance(check, BadVersionError):
-            raise ControllerMoved(
-                f"Controller epoch zkVersion check fails. Expected zkVersion = {self.epoch_zk_version}"
-            )
+            raise self._moved()
         if isinstance(check, KazooException) and not isinstance(check, RolledBackError):
             raise check
         return results[1:]
@@ -138,6 +143,7 @@ class FencedWriter:
                 check, result = results[0], results[1]
                 if isinstance(check, BadVersionError):
                     moved = True
+                    self._moved()  # counted here; raised once after the loop
             except Exception as exc:
                 if not is_transient(exc):
                     raise
@@ -149,9 +155,7 @@ class FencedWriter:
             if result is not None and not isinstance(result, KazooException):
                 self.writes += 1
         if moved:
-            raise ControllerMoved(
-                f"Controller epoch zkVersion check fails. Expected zkVersion = {self.epoch_zk_version}"
-            )
+            raise self._moved(count=False)
         return out
 
     def bulk(self, ops: Sequence[Op], *, max_ops: int = 500, max_bytes: int = MAX_MULTI_BYTES) -> list[Any]:
@@ -185,9 +189,7 @@ class FencedWriter:
             self.multis += 1
             check = results[0]
             if isinstance(check, BadVersionError):
-                raise ControllerMoved(
-                    f"Controller epoch zkVersion check fails. Expected zkVersion = {self.epoch_zk_version}"
-                )
+                raise self._moved()
             if any(isinstance(r, KazooException) and not isinstance(r, RolledBackError) for r in results[1:]):
                 out.extend(self.each(batch))  # nothing of this batch was written; learn per op
                 continue

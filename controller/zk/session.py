@@ -100,6 +100,8 @@ class ZkSession:
         self._listeners: list[Callable[[KazooState], None]] = []
         #: Called after every write with (kind, seconds, succeeded): the node's ZooKeeper write metrics.
         self.on_write: Callable[[str, float, bool], None] | None = None
+        #: Called when a fenced write (controller.zk.fenced_writer) fails its controller-epoch check.
+        self.on_fenced: Callable[[], None] | None = None
         self.client.add_listener(self._on_state)
 
     # -- lifecycle and state ---------------------------------------------------------------------

@@ -93,6 +93,8 @@ def test_scenario_2_stale_epoch_version_writes_nothing(sessions: Callable[[], Zk
     zk.create("/isr_change_notification/isr_change_0000000000", b"{}", makepath=True)
     before = {p: zk.get(p) for p in ("/brokers/topics/t/partitions/0/state", paths.CONTROLLER_EPOCH)}
 
+    fenced: list[int] = []
+    s.on_fenced = lambda: fenced.append(1)
     stale = FencedWriter(s, elected.epoch, elected.epoch_zk_version + 1)
     new_state = PartitionState(0, 1, 1, (0,)).encode()
     attempts: list[list[Op]] = [
@@ -109,14 +111,18 @@ def test_scenario_2_stale_epoch_version_writes_nothing(sessions: Callable[[], Zk
         with pytest.raises(ControllerMoved):
             stale.each(ops)
     assert {p: zk.get(p) for p in before} == before
+    # The fenced-writes metric: one per refused multi (atomic: one; each: one per op).
+    assert len(fenced) == sum(1 + len(ops) for ops in attempts)
     assert zk.exists("/brokers/topics/t/partitions/1") is None
     assert zk.exists(paths.REASSIGN_PARTITIONS) is None
     assert zk.exists("/isr_change_notification/isr_change_0000000000") is not None
 
     # With the right version the same writes go through.
     good = FencedWriter(s, elected.epoch, elected.epoch_zk_version)
+    refused = len(fenced)
     for ops in attempts[:4]:
         good.atomic(ops)
+    assert len(fenced) == refused
     assert PartitionState.decode("x", zk.get("/brokers/topics/t/partitions/0/state")[0]).leader_epoch == 1
     assert zk.get("/brokers/topics/t/partitions/1")[0] is None  # Kafka's null data for parents
 

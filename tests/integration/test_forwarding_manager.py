@@ -357,6 +357,7 @@ class RecordingMetrics:
     lengths: list[int] = field(default_factory=list)
     queue_times: list[float] = field(default_factory=list)
     remote_times: list[float] = field(default_factory=list)
+    retries: dict[str, int] = field(default_factory=dict)
 
     def forwarded_request(self) -> None:
         self.forwarded += 1
@@ -375,6 +376,9 @@ class RecordingMetrics:
 
     def remote_time(self, seconds: float) -> None:
         self.remote_times.append(seconds)
+
+    def retry(self, reason: str) -> None:
+        self.retries[reason] = self.retries.get(reason, 0) + 1
 
 
 def connect(host: str, port: int, timeout: float) -> KafkaClient:
@@ -546,6 +550,8 @@ def test_request_waiting_for_discovery_is_sent_once_a_controller_appears() -> No
             outcome = await pending
             assert outcome.response == inner_response(CORRELATION, "c0")
             assert (r.metrics.forwarded, r.metrics.envelopes) == (1, 1)
+            assert set(r.metrics.retries) == {"no_controller"}  # the waiting rounds, each counted
+            assert r.metrics.retries["no_controller"] >= 2
 
     run(body)
 
@@ -615,6 +621,7 @@ def test_not_controller_without_a_metadata_change_is_not_hammered() -> None:
             # within the 300 ms timeout) unless the cache moves on: a few envelopes, not hundreds.
             assert 2 <= len(fake.envelopes) <= 5
             assert (r.metrics.forwarded, r.metrics.envelopes) == (1, len(fake.envelopes))
+            assert r.metrics.retries.get("not_controller") == len(fake.envelopes)
 
     run(body)
 
@@ -628,6 +635,8 @@ def test_unreachable_controller_times_out() -> None:
             assert outcome == Outcome(error=E.REQUEST_TIMED_OUT)
             assert (r.metrics.forwarded, r.metrics.envelopes) == (0, 0)
             assert r.metrics.queue_times == [SHORT_MS / 1000]
+            assert r.metrics.retries.get("unreachable", 0) >= 1
+            assert "not_controller" not in r.metrics.retries
 
     run(body)
 
@@ -672,6 +681,7 @@ def test_disconnect_retries_on_a_new_connection_and_succeeds(failure: Close) -> 
             assert first.request_data == second.request_data == inner_request()
             assert fake.api_versions == 2  # the new connection asks ApiVersions again
             assert (r.metrics.forwarded, r.metrics.envelopes) == (1, 2)
+            assert r.metrics.retries == {"connection_lost": 1}
             assert r.metrics.lengths == [1, 0]
             assert_no_surprises(fake)
 

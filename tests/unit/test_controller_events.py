@@ -25,3 +25,11 @@ def test_every_state_has_a_series_before_its_first_event() -> None:
     metrics.controller_event("TopicChange", 0.002)
     labels = {"broker_id": "3", "state": "TopicChange"}
     assert metrics.registry.get_sample_value("bridgekeeper_controller_event_duration_seconds_count", labels) == 1
+
+
+def test_queue_time_is_recorded_beside_processing_time() -> None:
+    metrics = NodeMetrics(3)
+    metrics.controller_event("BrokerChange", 0.001, 0.25)
+    labels = {"broker_id": "3", "state": "BrokerChange"}
+    assert metrics.registry.get_sample_value("bridgekeeper_controller_event_queue_time_seconds_sum", labels) == 0.25
+    assert metrics.registry.get_sample_value("bridgekeeper_controller_event_duration_seconds_sum", labels) == 0.001

@@ -72,3 +72,17 @@ def test_applies_matches_kafka_throttled_replica_lists() -> None:
     assert Throttles.applies("0:1, 3:7", 3, 7)
     assert not Throttles.applies("0:1,3:8", 3, 7)
     assert not Throttles.applies("", 3, 7) and not Throttles.applies(None, 3, 7)
+
+
+def test_status_reports_lagging_and_throttled_replicas_and_the_rates_in_force() -> None:
+    from controller.broker.replicas import CatchUpStatus
+
+    seen: list[CatchUpStatus] = []
+    m = ReplicaManager(1, None, lambda: 1, "PLAINTEXT", CatchUp(1000, 1000), on_status=seen.append)
+    snap = snapshot(partitions=2)
+    m.ready(snap, 0.0, Throttles({1: 10.0}, {1: 5.0}, {"t": "0:1"}, {}))
+    assert seen[-1] == CatchUpStatus(
+        catching_up=2, leader_throttled=1, follower_throttled=0, leader_rate=10.0, follower_rate=5.0
+    )
+    m.ready(snapshot(isr=(1, 2), partitions=2), 1.0)  # caught up, no throttles read
+    assert seen[-1] == CatchUpStatus()
