@@ -11,11 +11,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from controller.metrics import NodeMetrics
 from controller.wire.apikeys import supported_apis
 from observability import alerts, dashboards
 from observability.generate import OUT, generated, stale, write
+from tests import promharness
 
 PROMTOOL = shutil.which("promtool") or "promtool (Debian's prometheus package; ./dev installs it)"
 METRIC = re.compile(r"\b(bridgekeeper_[a-z_]+|up)\b(?!\s*\()")
@@ -109,3 +111,19 @@ def test_promtool_unit_tests_fail_when_an_alert_does_not_fire(tmp_path: Path) ->
     test = subprocess.run([PROMTOOL, "test", "rules", "alerts_test.yaml"], cwd=tmp_path, capture_output=True, text=True)
     assert test.returncode != 0
     assert "BridgekeeperOfflinePartitions" in test.stdout + test.stderr
+
+
+def test_promtool_checks_the_shipped_prometheus_config(tmp_path: Path) -> None:
+    """deploy/prometheus/prometheus.yml as compose mounts it, with the rule file at its path in this checkout."""
+    shipped = yaml.safe_load(promharness.SHIPPED_CONFIG.read_text())
+    targets = shipped["scrape_configs"][0]["static_configs"][0]["targets"]
+    assert targets == ["bk1:9404", "bk2:9404", "bk3:9404"]
+    assert shipped["rule_files"] == ["/etc/prometheus/alerts.yaml"]
+    config = promharness.config_for(targets, interval=shipped["global"]["scrape_interval"])
+    path = tmp_path / "prometheus.yml"
+    path.write_text(yaml.safe_dump(config))
+    promharness.check_config(path)
+    broken = {**config, "rule_files": [str(tmp_path / "missing.yaml")]}
+    path.write_text(yaml.safe_dump(broken))
+    with pytest.raises(AssertionError):
+        promharness.check_config(path)
