@@ -8,6 +8,7 @@ from ``migrate.cli``. Each command's code lives with what it runs.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from importlib import metadata
@@ -31,13 +32,17 @@ def cmd_version(_: argparse.Namespace) -> int:
 
 def cmd_node(args: argparse.Namespace) -> int:
     from controller.config import ConfigError, load_config, parse_overrides
+    from controller.config_env import properties_from_env
     from controller.node import Node, configure_logging
     from controller.store.registration import BrokerIdInUse
     from controller.zk.session import ZkUnavailable
 
     configure_logging(args.log_level)
     try:
-        config = load_config(args.config, parse_overrides(args.override))
+        # Precedence, lowest first: the properties file, KAFKA_* variables (--config-from-env), --set.
+        settings = properties_from_env(os.environ) if args.config_from_env else {}
+        settings.update(parse_overrides(args.override))
+        config = load_config(args.config, settings)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -64,6 +69,17 @@ def cmd_node(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_health(args: argparse.Namespace) -> int:
+    from controller.wire.health import probe
+
+    problem = probe(args.bootstrap_server, args.timeout)
+    if problem is not None:
+        print(f"unhealthy: {problem}", file=sys.stderr)
+        return 1
+    print(f"healthy: {args.bootstrap_server} answers ApiVersions")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="bridgekeeper", description="Kafka-compatible, ZooKeeper-backed bridge-release control plane."
@@ -78,8 +94,22 @@ def build_parser() -> argparse.ArgumentParser:
     node.add_argument(
         "--override", "--set", action="append", default=[], metavar="KEY=VALUE", help="config override, repeatable"
     )
+    node.add_argument(
+        "--config-from-env",
+        action="store_true",
+        help="also read KAFKA_* environment variables as properties, the way Kafka's image does "
+        "(KAFKA_INTER_BROKER_PROTOCOL_VERSION -> inter.broker.protocol.version; __ for _, ___ for -); "
+        "they override the file, --set overrides them",
+    )
     node.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     node.set_defaults(func=cmd_node)
+
+    health = sub.add_parser(
+        "health", help="exit 0 when a node answers ApiVersions (the container health check), 1 otherwise"
+    )
+    health.add_argument("--bootstrap-server", default="127.0.0.1:9092", metavar="HOST:PORT")
+    health.add_argument("--timeout", type=float, default=5.0, metavar="SECONDS")
+    health.set_defaults(func=cmd_health)
 
     zk = sub.add_parser("zk", help="local ZooKeeper and znode tools")
     zsub = zk.add_subparsers(dest="zk_command", required=True, metavar="ZK_COMMAND")

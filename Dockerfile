@@ -1,0 +1,30 @@
+# bridgekeeper node image: `bridgekeeper node`, configured from KAFKA_* environment variables the way Kafka's
+# own image is (KAFKA_INTER_BROKER_PROTOCOL_VERSION -> inter.broker.protocol.version). Used by compose.yaml.
+FROM python:3.11-slim-bookworm
+
+LABEL org.opencontainers.image.title="bridgekeeper" \
+      org.opencontainers.image.description="Kafka-compatible, ZooKeeper-backed bridge-release control plane" \
+      org.opencontainers.image.licenses="Apache-2.0"
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY zkmodel ./zkmodel
+COPY controller ./controller
+COPY migrate ./migrate
+COPY observability ./observability
+RUN pip install --no-cache-dir . \
+    && rm -rf /src \
+    && useradd --system --uid 10001 --user-group --no-create-home --shell /usr/sbin/nologin bridgekeeper
+
+WORKDIR /
+USER bridgekeeper
+
+# 9092: the Kafka listener the health check asks; 9404: Prometheus metrics (KAFKA_BRIDGEKEEPER_METRICS_PORT).
+EXPOSE 9092 9404
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=5 \
+    CMD ["bridgekeeper", "health", "--bootstrap-server", "127.0.0.1:9092", "--timeout", "4"]
+ENTRYPOINT ["bridgekeeper", "node", "--config-from-env"]
