@@ -109,9 +109,12 @@ def register(
     ``zk get`` / ``zk scram`` in the ``zk`` group."""
     from migrate.lockdown.cli import register as register_lockdown
     from migrate.snapshot.cli import register as register_snapshot
+    from migrate.snapshot.synth_cli import register as register_synth
 
     register_snapshot(sub)
     register_lockdown(sub)
+    pipeline = sub.add_parser("pipeline", help="the fleet pipeline's tools (synthetic inputs; reports and plans next)")
+    register_synth(pipeline.add_subparsers(dest="pipeline_command", required=True, metavar="PIPELINE_COMMAND"))
     sub.add_parser(
         "reassign",
         add_help=False,
