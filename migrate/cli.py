@@ -108,13 +108,18 @@ def register(
     """Add the operator commands: ``reassign`` (listed here for --help; it parses its own arguments) and
     ``zk get`` / ``zk scram`` in the ``zk`` group."""
     from migrate.lockdown.cli import register as register_lockdown
+    from migrate.pipeline.cli import register as register_pipeline
     from migrate.snapshot.cli import register as register_snapshot
     from migrate.snapshot.synth_cli import register as register_synth
 
     register_snapshot(sub)
     register_lockdown(sub)
-    pipeline = sub.add_parser("pipeline", help="the fleet pipeline's tools (synthetic inputs; reports and plans next)")
-    register_synth(pipeline.add_subparsers(dest="pipeline_command", required=True, metavar="PIPELINE_COMMAND"))
+    pipeline = sub.add_parser(
+        "pipeline", help="the fleet pipeline: model tables, readiness reports, reassignment plans"
+    )
+    pipeline_sub = pipeline.add_subparsers(dest="pipeline_command", required=True, metavar="PIPELINE_COMMAND")
+    register_pipeline(pipeline_sub)
+    register_synth(pipeline_sub)
     sub.add_parser(
         "reassign",
         add_help=False,

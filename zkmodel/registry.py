@@ -15,6 +15,10 @@ from zkmodel.topics import PartitionState, TopicAssignment
 
 Decoder = Callable[[str, bytes | None], Any]
 
+#: Znodes Kafka creates with null data and reads as "nothing yet" (makeSurePersistentPathExists at start-up;
+#: ZkProducerIdManager allocates the first block when there is no data).
+NULL_IS_EMPTY = frozenset({"/latest_producer_id_block"})
+
 _SEQ = r"\d{10}"
 _NAME = r"[^/]+"
 

@@ -16,12 +16,8 @@ from typing import Any
 
 from zkmodel import paths
 from zkmodel.errors import ZnodeFormatError
-from zkmodel.registry import decode_znode
+from zkmodel.registry import NULL_IS_EMPTY, decode_znode
 from zkmodel.topics import TopicAssignment
-
-#: Znodes Kafka creates with null data and reads as "nothing yet" (makeSurePersistentPathExists at start-up;
-#: ZkProducerIdManager allocates the first block when there is no data).
-NULL_IS_EMPTY = frozenset({paths.LATEST_PRODUCER_ID_BLOCK})
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ DEFECTS = (
     "unregistered_broker_replica",  # a replica on a broker with no /brokers/ids registration
     "preferred_leader_imbalance",  # a partition led by a replica other than its first
     "malformed_znode",  # a topic znode that is not valid JSON
+    "not_rack_aware",  # a partition with two replicas in one rack while other racks are free
 )
 BASE_TIME_MS = 1_700_000_000_000
 SESSION = 0x1000_0000_0000_0001
@@ -133,26 +134,32 @@ def place(spec: ClusterSpec, rng: random.Random, partitions: int, start: int) ->
 
 def cluster_znodes(spec: ClusterSpec) -> list[tuple[str, bytes | None, bool]]:
     """(path, data, ephemeral) in creation order, parents first."""
-    rng = random.Random(f"{spec.seed}:{spec.name}")
-    out: list[tuple[str, bytes | None, bool]] = []
+    return list(iter_znodes(spec))
 
-    def add(path: str, data: bytes | None = None, ephemeral: bool = False) -> None:
-        out.append((path, data, ephemeral))
+
+def _z(path: str, data: bytes | None = None, ephemeral: bool = False) -> tuple[str, bytes | None, bool]:
+    return (path, data, ephemeral)
+
+
+def iter_znodes(spec: ClusterSpec) -> Iterator[tuple[str, bytes | None, bool]]:
+    """:func:`cluster_znodes` lazily: the same seed gives the same sequence on every call, which is what lets
+    :func:`cluster_nodes` make two passes instead of holding a million-partition tree in memory."""
+    rng = random.Random(f"{spec.seed}:{spec.name}")
 
     for parent in ("/brokers", "/brokers/ids", "/brokers/topics", "/brokers/seqid", "/config", "/config/topics",
                    "/config/clients", "/config/users", "/config/brokers", "/config/changes", "/admin",
                    "/admin/delete_topics", "/isr_change_notification", "/cluster", "/kafka-acl",
                    "/kafka-acl/Topic", "/kafka-acl-changes"):  # fmt: skip
-        add(parent)
+        yield _z(parent)
     cluster_id = topic_id(rng)
-    add("/cluster/id", f'{{"version":"1","id":"{cluster_id}"}}'.encode())
-    add("/controller_epoch", b"3")
-    add("/controller", b'{"version":1,"brokerid":1,"timestamp":"1700000000000"}', ephemeral=True)
+    yield _z("/cluster/id", f'{{"version":"1","id":"{cluster_id}"}}'.encode())
+    yield _z("/controller_epoch", b"3")
+    yield _z("/controller", b'{"version":1,"brokerid":1,"timestamp":"1700000000000"}', ephemeral=True)
     registered = list(range(1, spec.brokers + 1))
     for b in registered:
         endpoint = EndPoint("PLAINTEXT", f"broker-{b}.{spec.name}", 9092, "PLAINTEXT")
         registration = BrokerRegistration((endpoint,), BASE_TIME_MS + b, version=5, rack=rack_of(spec, b))
-        add(f"/brokers/ids/{b}", registration.encode(), ephemeral=True)
+        yield _z(f"/brokers/ids/{b}", registration.encode(), ephemeral=True)
 
     defects = set(spec.defects)
     start = rng.randrange(spec.brokers)
@@ -194,50 +201,83 @@ def cluster_znodes(spec: ClusterSpec) -> list[tuple[str, bytes | None, bool]]:
             leaders[0] = replicas[0][1]
         if t == 8 and "pending_legacy_reassignment" in defects:
             pending_legacy.append((TopicPartition(name, 0), tuple(reversed(replicas[0]))))
+        if t == 11 and "not_rack_aware" in defects and len(replicas[0]) > 1:
+            first, second = replicas[0][0], replicas[0][1]
+            twin = next((b for b in registered if b not in replicas[0] and rack_of(spec, b) is not None
+                         and rack_of(spec, b) == rack_of(spec, first)), None)  # fmt: skip
+            if twin is not None:
+                replicas[0] = tuple(twin if r == second else r for r in replicas[0])
+                isrs[0], leaders[0] = replicas[0], replicas[0][0]
         assignment = TopicAssignment(replicas, adding, removing, topic_id=tid_or_none, version=version)
         data = assignment.encode()
         if t == 9 and "malformed_znode" in defects:
             data = data[: len(data) // 2]
-        add(f"/brokers/topics/{name}", data)
-        add(f"/brokers/topics/{name}/partitions")
+        yield _z(f"/brokers/topics/{name}", data)
+        yield _z(f"/brokers/topics/{name}/partitions")
         for p in range(count):
-            add(f"/brokers/topics/{name}/partitions/{p}")
+            yield _z(f"/brokers/topics/{name}/partitions/{p}")
             leader = leaders[p]
             state = PartitionState(leader, rng.randrange(1, 20), 3, isrs[p])
-            add(f"/brokers/topics/{name}/partitions/{p}/state", state.encode())
+            yield _z(f"/brokers/topics/{name}/partitions/{p}/state", state.encode())
         config = {"retention.ms": str(rng.choice((86_400_000, 604_800_000)))}
         if min_isr is not None:
             config["min.insync.replicas"] = min_isr
-        add(f"/config/topics/{name}", EntityConfig(config).encode())
+        yield _z(f"/config/topics/{name}", EntityConfig(config).encode())
         if t == 10 and "delete_marker" in defects:
-            add(f"/admin/delete_topics/{name}")
+            yield _z(f"/admin/delete_topics/{name}")
     if pending_legacy:
-        add("/admin/reassign_partitions", PartitionReassignmentZnode(pending_legacy).encode())
+        yield _z("/admin/reassign_partitions", PartitionReassignmentZnode(pending_legacy).encode())
     for i in range(spec.acl_resources):
         entry = AclEntry(f"User:app-{i}", PermissionType.ALLOW, "*", AclOperation.READ)
-        add(f"/kafka-acl/Topic/topic-{i:05d}", AclNode([entry]).encode())
+        yield _z(f"/kafka-acl/Topic/topic-{i:05d}", AclNode([entry]).encode())
     for i in range(spec.quota_users):
-        add(f"/config/users/user-{i}", EntityConfig({"producer_byte_rate": str(1_048_576 * (i + 1))}).encode())
-    return out
+        yield _z(f"/config/users/user-{i}", EntityConfig({"producer_byte_rate": str(1_048_576 * (i + 1))}).encode())
+
+
+def _leaf_parent(path: str) -> bool:
+    """A partition's own znode (``.../partitions/<n>``): its one child, ``state``, is created right after it.
+    Counting these in the first pass would cost a dict entry per partition (a million at the benchmark's size);
+    the second pass looks one node ahead instead."""
+    head, _, tail = path.rpartition("/")
+    return tail.isdigit() and head.endswith("/partitions")
 
 
 def cluster_nodes(spec: ClusterSpec) -> Iterator[Node]:
-    """The tree as snapshot Nodes: zxids in creation order, true child counts, ephemerals owned by a session."""
-    znodes = cluster_znodes(spec)
+    """The tree as snapshot Nodes: zxids in creation order, true child counts, ephemerals owned by a session.
+
+    Two passes over the lazy :func:`iter_znodes` (deterministic, so both see the same tree): the first counts
+    children and the last child's zxid (``pzxid``) per parent, the second emits. Memory is one entry per
+    parent that is not a partition's own znode, not one per znode."""
     first = 0x1_0000_0001
     children: dict[str, int] = {}
     last_child: dict[str, int] = {}  # pzxid: the zxid of the last change to the children list
-    for zxid, (path, _data, _eph) in enumerate(znodes, start=first):
+    for zxid, (path, _data, _eph) in enumerate(iter_znodes(spec), start=first):
         parent = path.rsplit("/", 1)[0] or "/"
+        if _leaf_parent(parent):
+            continue
         children[parent] = children.get(parent, 0) + 1
         last_child[parent] = zxid
     acl = [(31, "world", "anyone")]
-    for zxid, (path, data, ephemeral) in enumerate(znodes, start=first):
-        n = children.get(path, 0)
-        yield Node(path=path, data=data, acl=acl, czxid=zxid, mzxid=zxid, ctime=BASE_TIME_MS + zxid - first,
-                   mtime=BASE_TIME_MS + zxid - first, version=0, cversion=n, aversion=0,
-                   ephemeral_owner=SESSION if ephemeral else 0, pzxid=last_child.get(path, zxid),
-                   num_children=n)  # fmt: skip
+    pending: tuple[int, tuple[str, bytes | None, bool]] | None = None
+
+    def emit(zxid: int, znode: tuple[str, bytes | None, bool], n: int, pzxid: int) -> Node:
+        path, data, ephemeral = znode
+        return Node(path=path, data=data, acl=acl, czxid=zxid, mzxid=zxid, ctime=BASE_TIME_MS + zxid - first,
+                    mtime=BASE_TIME_MS + zxid - first, version=0, cversion=n, aversion=0,
+                    ephemeral_owner=SESSION if ephemeral else 0, pzxid=pzxid, num_children=n)  # fmt: skip
+
+    for zxid, znode in enumerate(iter_znodes(spec), start=first):
+        if pending is not None:
+            pz, pnode = pending
+            child = znode[0].rsplit("/", 1)[0] == pnode[0]
+            yield emit(pz, pnode, 1 if child else 0, zxid if child else pz)
+            pending = None
+        if _leaf_parent(znode[0]):
+            pending = (zxid, znode)
+            continue
+        yield emit(zxid, znode, children.get(znode[0], 0), last_child.get(znode[0], zxid))
+    if pending is not None:
+        yield emit(pending[0], pending[1], 0, pending[0])
 
 
 def fleet(specs: Sequence[ClusterSpec]) -> dict[str, list[Node]]:

@@ -1,0 +1,199 @@
+"""``bridgekeeper pipeline model|report|plan``: the fleet pipeline from snapshot rows to model tables, a readiness
+report and reassignment plans.
+
+Flags are checked and inputs resolved before Spark starts (a typo costs no JVM start); every refusal is one
+line naming what was wrong, exit 2. ``report`` exits 1 with ``--fail-on`` when a finding of that severity or
+worse is present; ``plan`` exits 1 when a plan could not meet every hard constraint (the plan is still
+written, with the violations in the report).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+SEVERITY_ORDER = {"blocker": 0, "warning": 1, "info": 2}
+
+
+def _brokers(text: str) -> tuple[int, ...]:
+    try:
+        ids = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected broker ids like 1,2,3, got {text!r}") from None
+    if not ids or any(b < 0 for b in ids) or len(set(ids)) != len(ids):
+        raise argparse.ArgumentTypeError(f"expected distinct non-negative broker ids, got {text!r}")
+    return ids
+
+
+def _rack(text: str) -> tuple[int, str]:
+    broker, sep, rack = text.partition("=")
+    if not sep or not broker.strip().isdigit() or not rack:
+        raise argparse.ArgumentTypeError(f"expected BROKER=RACK, got {text!r}")
+    return int(broker), rack
+
+
+def _conf(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key, value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _start(args: argparse.Namespace) -> Any:
+    from migrate.pipeline.progress import Stages
+    from migrate.pipeline.run import Run
+    from migrate.pipeline.session import spark_session
+
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    spark = spark_session(args.master, dict(args.conf))
+    run = Run(spark=spark, out=out, stages=Stages(spark, quiet=args.quiet))
+    if getattr(args, "model", None):
+        run.reuse(args.model)
+    else:
+        run.ingest(args.inputs)
+    return run
+
+
+def _check_inputs(args: argparse.Namespace) -> str | None:
+    from migrate.pipeline.inputs import InputError, resolve
+
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return "the pipeline needs PySpark and its companions: pip install 'bridgekeeper[spark]'"
+
+    if getattr(args, "model", None):
+        if args.inputs:
+            return "give snapshot inputs or --model, not both"
+        if not Path(args.model).is_dir():
+            return f"{args.model}: no such model directory"
+        return None
+    if not args.inputs:
+        return "no inputs: give snapshot-row files or directories (or --model DIR)"
+    try:
+        resolve(args.inputs)
+    except InputError as exc:
+        return str(exc)
+    return None
+
+
+def _write(run: Any, clusters: Any, plans: Any) -> None:
+    from migrate.pipeline.report import write_report
+
+    summary = run.summary(clusters, plans)
+    write_report(summary, run.out / "report.html", run.out / "report.json")
+    print(f"report: {run.out / 'report.html'} (JSON: {run.out / 'report.json'})")
+
+
+def cmd_model(args: argparse.Namespace) -> int:
+    problem = _check_inputs(args)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    run = _start(args)
+    print(f"model tables: {run.model_dir} ({', '.join(run.clusters)})")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    problem = _check_inputs(args)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    run = _start(args)
+    clusters = run.report()
+    _write(run, clusters, [])
+    worst = min((SEVERITY_ORDER[f["severity"]] for c in clusters for f in c["findings"] if f["count"]), default=9)
+    for c in clusters:
+        found = [f"{f['check']}={f['count']}" for f in c["findings"] if f["count"]]
+        print(f"{c['cluster']}: {', '.join(found) if found else 'no findings'}")
+    if args.fail_on and worst <= SEVERITY_ORDER[args.fail_on]:
+        return 1
+    return 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from migrate.pipeline.planning import PlanFailed, PlanRequest
+
+    problem = _check_inputs(args)
+    if not problem and args.operation in ("decommission", "add-brokers") and not args.brokers:
+        problem = f"{args.operation} needs --brokers"
+    if not problem and args.operation in ("rebalance", "fix-racks") and args.brokers:
+        problem = f"{args.operation} takes no --brokers (it plans over every registered broker)"
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    request = PlanRequest(
+        operation=args.operation, cluster=args.cluster, brokers=args.brokers or (), racks=dict(args.rack),
+        rack_aware=not args.disable_rack_aware, max_moves_per_broker=args.max_moves_per_broker,
+        compare_kafka=not args.no_kafka_compare, seed=args.seed,
+    )  # fmt: skip
+    run = _start(args)
+    clusters = run.report()
+    try:
+        plans = run.plan(request)
+    except PlanFailed as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    _write(run, clusters, plans)
+    failed = False
+    for p in plans:
+        kafka = p["kafka_generate_moves"]
+        ratio = f"{p['moves'] / p['lower_bound']:.3f}x" if p["lower_bound"] else "-"
+        print(f"{p['cluster']}: {p['operation']} {p['plan_file']}: {p['moves']} moves (lower bound "
+              f"{p['lower_bound']}, {ratio}; Kafka's --generate: {kafka if kafka is not None else 'n/a'}), "
+              f"{p['partitions_changed']} partitions, {p['waves']} waves")  # fmt: skip
+        for v in p["violations"]:
+            failed = True
+            print(f"  violation: {v}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _common(p: argparse.ArgumentParser, model: bool = True) -> None:
+    what = "snapshot-row files (.parquet/.jsonl; NAME=PATH names the cluster) or directories of them"
+    p.add_argument("inputs", nargs="*", metavar="INPUT", help=what)
+    p.add_argument("-o", "--output", required=True, help="output directory (model tables, report, plans)")
+    if model:
+        p.add_argument("--model", help="read model tables a previous run wrote (DIR/model) instead of snapshots")
+    p.add_argument("--master", help="Spark master (default: what spark-submit set, else local[*])")
+    p.add_argument("--conf", type=_conf, action="append", default=[], metavar="KEY=VALUE", help="Spark setting")
+    p.add_argument("--quiet", action="store_true", help="no live progress on stderr")
+
+
+def register(pipeline: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from migrate.pipeline.planning import OPERATIONS
+
+    m = pipeline.add_parser("model", help="decode snapshot rows into model tables (Parquet, partitioned by cluster)")
+    _common(m, model=False)
+    m.set_defaults(func=cmd_model)
+    r = pipeline.add_parser("report", help="fleet readiness report (HTML with plots + JSON)")
+    _common(r)
+    r.add_argument("--fail-on", choices=("blocker", "warning", "info"),
+                   help="exit 1 when a finding of this severity or worse is present")  # fmt: skip
+    r.set_defaults(func=cmd_report)
+    p = pipeline.add_parser("plan", help="movement-minimal reassignment plans (Kafka's plan-file format)")
+    p.add_argument("operation", choices=OPERATIONS)
+    _common(p)
+    p.add_argument("--cluster", help="plan only this cluster of the input")
+    p.add_argument("--brokers", type=_brokers, help="brokers to decommission or add (comma-separated ids)")
+    p.add_argument("--rack", type=_rack, action="append", default=[], metavar="BROKER=RACK",
+                   help="rack of a broker (new brokers; fix-racks: the racks about to be configured)")  # fmt: skip
+    p.add_argument("--disable-rack-aware", action="store_true", help="ignore racks (Kafka's flag)")
+    p.add_argument("--max-moves-per-broker", type=_positive, metavar="N",
+                   help="split the plan into waves with at most N moves per broker each")  # fmt: skip
+    p.add_argument("--no-kafka-compare", action="store_true", help="skip planning Kafka's --generate for comparison")
+    p.add_argument("--seed", type=int, default=0, help="seed for Kafka's --generate comparison")
+    p.set_defaults(func=cmd_plan)

@@ -1,0 +1,222 @@
+"""Readiness findings and distribution per cluster, computed by Spark over the model tables.
+
+Every check is a DataFrame of *items* (cluster, check, example: one row per affected znode, topic, partition or
+broker); one aggregation counts them and keeps the first ten examples per check. Only those aggregates, the
+per-broker and per-rack counts and the cluster totals reach the driver: a few rows per broker, never one per
+partition. The checks' meaning (and why each matters) is in :mod:`migrate.pipeline.summary`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from migrate.pipeline.summary import CHECKS, BrokerRow, ClusterSummary, Counts, Finding, RackRow
+
+EXAMPLES = 10
+#: Cruise Control's default replica/leader balance band: threshold 1.1 times the 0.9 balance margin.
+BAND = 0.1 * 0.9
+NO_RACK = "(none)"
+UNITS = {
+    "malformed_znode": "znodes", "topic_v1": "topics", "no_topic_id": "topics", "delete_marker": "topics",
+    "replica_skew": "brokers", "leader_skew": "brokers",
+}  # fmt: skip
+
+
+def _items(t: dict[str, Any]) -> Any:
+    """(cluster, check, example) for every check."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    brokers, topics, parts = t["brokers"], t["topics"], t["partitions"]
+    tp = F.concat_ws("-", "topic", F.col("partition").cast("string"))
+
+    def item(df: Any, check: str, example: Any) -> Any:
+        return df.select("cluster", F.lit(check).alias("check"), example.cast("string").alias("example"))
+
+    registered = brokers.select("cluster", "broker", "rack")
+    # Per-replica rows with the broker's registration (null rack and registered=false when unregistered).
+    replicas = (
+        parts.where(F.col("replicas").isNotNull())
+        .select("cluster", "topic", "partition", F.posexplode("replicas").alias("pos", "broker"))
+        .join(registered.withColumn("registered", F.lit(True)), ["cluster", "broker"], "left")
+        .fillna({"registered": False})
+    )
+    # min.insync.replicas: the topic's config, else the cluster default (/config/brokers/<default>), else 1.
+    default_min_isr = (
+        t["configs"].where((F.col("entity_type") == "brokers") & (F.col("entity_name") == "<default>"))
+        .select("cluster", F.col("config")["min.insync.replicas"].cast("int").alias("default_min_isr"))
+    )  # fmt: skip
+    min_isr = (
+        parts.join(topics.select("cluster", "topic", F.col("config")["min.insync.replicas"].cast("int").alias("mi")),
+                   ["cluster", "topic"], "left")
+        .join(default_min_isr, ["cluster"], "left")
+        .withColumn("min_isr", F.coalesce("mi", "default_min_isr", F.lit(1)))
+    )  # fmt: skip
+    leader_registered = parts.join(
+        registered.select("cluster", F.col("broker").alias("leader"), F.lit(True).alias("leader_up")),
+        ["cluster", "leader"], "left",
+    )  # fmt: skip
+    # Racks: only when every registered broker of the cluster has one (Kafka's rack-aware rule).
+    rack_info = registered.groupBy("cluster").agg(
+        F.countDistinct("rack").alias("racks"), F.sum(F.when(F.col("rack").isNull(), 1).otherwise(0)).alias("norack")
+    )
+    spread = (
+        replicas.where(F.col("registered")).groupBy("cluster", "topic", "partition")
+        .agg(F.countDistinct("rack").alias("spread"), F.count("*").alias("rf"))
+        .join(rack_info, ["cluster"])
+        .where((F.col("norack") == 0) & (F.col("spread") < F.least("rf", "racks")))
+    )  # fmt: skip
+    bands = _broker_counts(t).join(_bands(t), ["cluster"])
+    has = F.col("replicas").isNotNull()
+    replica_out = F.col("registered") & ((F.col("replicas") < F.col("rl")) | (F.col("replicas") > F.col("ru")))
+    leader_out = F.col("registered") & ((F.col("preferred") < F.col("ll")) | (F.col("preferred") > F.col("lu")))
+    checks = [
+        item(t["malformed"], "malformed_znode", F.col("path")),
+        item(topics.where(F.col("topic_version") == 1), "topic_v1", F.col("topic")),
+        item(topics.where((F.col("topic_version") >= 2) & F.col("topic_id").isNull()), "no_topic_id", F.col("topic")),
+        item(t["legacy_reassignments"], "pending_legacy_reassignment", tp),
+        item(parts.where((F.size("adding") > 0) | (F.size("removing") > 0)), "api_reassignment", tp),
+        item(t["delete_markers"], "delete_marker", F.col("topic")),
+        item(leader_registered.where(has & (F.col("leader").isNull() | F.col("leader_up").isNull())),
+             "offline_partition", tp),
+        item(parts.where(has & F.col("isr").isNotNull() & (F.size("isr") < F.size("replicas"))),
+             "under_replicated", tp),
+        item(min_isr.where(has & F.col("isr").isNotNull() & (F.size("isr") < F.col("min_isr"))), "under_min_isr", tp),
+        item(replicas.where(~F.col("registered")).select("cluster", "topic", "partition").distinct(),
+             "unregistered_broker_replica", tp),
+        item(parts.where(has & (F.col("leader") >= 0) & (F.col("leader") != F.col("replicas")[0])),
+             "preferred_leader_imbalance", tp),
+        item(spread, "not_rack_aware", tp),
+        item(bands.where(replica_out),
+             "replica_skew", F.concat(F.lit("broker "), F.col("broker").cast("string"), F.lit(": "),
+                                      F.col("replicas").cast("string"), F.lit(" replicas"))),
+        item(bands.where(leader_out),
+             "leader_skew", F.concat(F.lit("broker "), F.col("broker").cast("string"), F.lit(": "),
+                                     F.col("preferred").cast("string"), F.lit(" preferred leaders"))),
+    ]  # fmt: skip
+    out = checks[0]
+    for df in checks[1:]:
+        out = out.unionByName(df)
+    w = Window.partitionBy("cluster", "check").orderBy("example")
+    return out.withColumn("n", F.row_number().over(w))
+
+
+def _broker_counts(t: dict[str, Any]) -> Any:
+    """(cluster, broker, rack, registered, replicas, preferred, leaders) for every broker that is registered or
+    holds a replica."""
+    from pyspark.sql import functions as F
+
+    parts = t["partitions"].where(F.col("replicas").isNotNull())
+    per = (
+        parts.select("cluster", F.posexplode("replicas").alias("pos", "broker"))
+        .groupBy("cluster", "broker")
+        .agg(F.count("*").alias("replicas"), F.sum(F.when(F.col("pos") == 0, 1).otherwise(0)).alias("preferred"))
+    )
+    leaders = (
+        t["partitions"].where(F.col("leader") >= 0).groupBy("cluster", F.col("leader").alias("broker"))
+        .agg(F.count("*").alias("leaders"))
+    )  # fmt: skip
+    reg = t["brokers"].select("cluster", "broker", "rack", F.lit(True).alias("registered"))
+    return (
+        reg.join(per, ["cluster", "broker"], "full_outer")
+        .join(leaders, ["cluster", "broker"], "left")
+        .fillna({"registered": False, "replicas": 0, "preferred": 0, "leaders": 0})
+    )
+
+
+def _bands(t: dict[str, Any]) -> Any:
+    """Per cluster the replica band [rl, ru] and preferred-leader band [ll, lu] over the registered brokers.
+
+    Cruise Control's ReplicaDistributionGoal band (``replica.count.balance.threshold`` 1.1 with its 0.9 balance
+    margin: average ± 9 %, floored and ceiled), not the planner's ±1: Kafka places each topic on its own, so
+    a healthy cluster's brokers differ by a few replicas, and a finding must mean something is skewed."""
+    from pyspark.sql import functions as F
+
+    parts = t["partitions"].where(F.col("replicas").isNotNull())
+    totals = parts.groupBy("cluster").agg(F.sum(F.size("replicas")).alias("t"), F.count("*").alias("p"))
+    n = t["brokers"].groupBy("cluster").agg(F.count("*").alias("n"))
+    low, high = 1 - BAND, 1 + BAND
+    return totals.join(n, ["cluster"]).select(
+        "cluster",
+        F.floor(F.col("t") * low / F.col("n")).cast("int").alias("rl"),
+        F.ceil(F.col("t") * high / F.col("n")).cast("int").alias("ru"),
+        F.floor(F.col("p") * low / F.col("n")).cast("int").alias("ll"),
+        F.ceil(F.col("p") * high / F.col("n")).cast("int").alias("lu"),
+    )
+
+
+def _totals(t: dict[str, Any]) -> dict[str, dict[str, int]]:
+    from pyspark.sql import functions as F
+
+    def per_cluster(df: Any, *aggs: Any) -> dict[str, Any]:
+        return {r["cluster"]: r for r in df.groupBy("cluster").agg(*aggs).collect()}
+
+    counts: dict[str, dict[str, int]] = {}
+    sources = {
+        "brokers": per_cluster(t["brokers"], F.count("*").alias("v")),
+        "topics": per_cluster(t["topics"], F.count("*").alias("v")),
+        "partitions": per_cluster(t["partitions"].where(F.col("replicas").isNotNull()), F.count("*").alias("v")),
+        "replicas": per_cluster(t["partitions"], F.sum(F.size(F.coalesce("replicas", F.array()))).alias("v")),
+        "acls": per_cluster(t["acls"], F.count("*").alias("v")),
+        "acl_resources": per_cluster(
+            t["acls"], F.countDistinct("resource_type", "resource_name", "pattern_type").alias("v")
+        ),
+        "quotas": per_cluster(t["quotas"], F.count("*").alias("v")),
+        "malformed": per_cluster(t["malformed"], F.count("*").alias("v")),
+    }
+    for key, rows in sources.items():
+        for cluster, r in rows.items():
+            counts.setdefault(cluster, {})[key] = int(r["v"] or 0)
+    return counts
+
+
+def summarize(tables: dict[str, Any], clusters: list[str]) -> list[ClusterSummary]:
+    """A :class:`ClusterSummary` per cluster, in the order given (clusters with no rows at all included)."""
+    from pyspark.sql import functions as F
+
+    items = _items(tables)
+    agg = items.groupBy("cluster", "check").agg(
+        F.count("*").alias("count"),
+        F.sort_array(F.collect_list(F.when(F.col("n") <= EXAMPLES, F.col("example")))).alias("examples"),
+    )
+    found: dict[tuple[str, str], tuple[int, list[str]]] = {
+        (r["cluster"], r["check"]): (int(r["count"]), [e for e in r["examples"] if e is not None])
+        for r in agg.collect()
+    }
+    brokers: dict[str, list[BrokerRow]] = {}
+    for r in _broker_counts(tables).orderBy("cluster", "broker").collect():
+        brokers.setdefault(r["cluster"], []).append(
+            BrokerRow(broker=int(r["broker"]), rack=r["rack"], registered=bool(r["registered"]),
+                      replicas=int(r["replicas"]), leaders=int(r["leaders"]), preferred=int(r["preferred"]))
+        )  # fmt: skip
+    bands = {r["cluster"]: r for r in _bands(tables).collect()}
+    totals = _totals(tables)
+    out: list[ClusterSummary] = []
+    for cluster in clusters:
+        c = totals.get(cluster, {})
+        counts = Counts(brokers=c.get("brokers", 0), topics=c.get("topics", 0), partitions=c.get("partitions", 0),
+                        replicas=c.get("replicas", 0), acls=c.get("acls", 0), acl_resources=c.get("acl_resources", 0),
+                        quotas=c.get("quotas", 0), malformed=c.get("malformed", 0))  # fmt: skip
+        findings = []
+        for check, severity, title, _why in CHECKS:
+            count, examples = found.get((cluster, check), (0, []))
+            findings.append(Finding(check=check, severity=severity, title=title, count=count,
+                                    unit=UNITS.get(check, "partitions"), examples=examples))  # fmt: skip
+        rows = brokers.get(cluster, [])
+        racks: dict[str, RackRow] = {}
+        for b in rows:
+            if not b["registered"]:
+                continue
+            rack = racks.setdefault(b["rack"] or NO_RACK, RackRow(rack=b["rack"] or NO_RACK, brokers=0, replicas=0,
+                                                                  leaders=0))  # fmt: skip
+            rack["brokers"] += 1
+            rack["replicas"] += b["replicas"]
+            rack["leaders"] += b["leaders"]
+        band = bands.get(cluster)
+        out.append(ClusterSummary(
+            cluster=cluster, counts=counts, findings=findings, brokers=rows,
+            racks=[racks[k] for k in sorted(racks)],
+            replica_band=[int(band["rl"]), int(band["ru"])] if band else [0, 0],
+            leader_band=[int(band["ll"]), int(band["lu"])] if band else [0, 0],
+        ))  # fmt: skip
+    return out

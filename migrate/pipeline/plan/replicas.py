@@ -1,0 +1,444 @@
+"""Replica placement as one min-cost flow (OR-Tools ``SimpleMinCostFlow``), exact over a candidate set.
+
+**The network.** Every target broker b has one node ``bal_b`` that starts with its replicas that stay put unless
+the flow moves them, and drains to the sink through three arcs: L units at cost 0, U - L at cost BIG, the rest
+at cost 2*BIG (a convex penalty for being below L or above U: "soft" bounds, so the flow is always feasible and
+the constraints it cannot meet are found afterwards). Replicas that may move are *mover* nodes:
+
+* *sampled* movers (a replica that may stay): ``bal_donor -> x`` at cost 0, so "not moving" is the donor's
+  own supply going to its sink arcs;
+* *source* movers (a replica that must leave: on a broker that is not a target, or one of several replicas of a
+  partition in one rack) carry their own unit of supply.
+
+A mover reaches receiving brokers through *aggregate* nodes: one per rack (``rack_r -> bal_b`` for each b of
+r) and one per broker group (below). ``x -> aggregate`` costs 1: one move. When two movers of one partition may
+reach the same aggregate, they go through a per-(partition, aggregate) node with capacity 1, which is what
+keeps two replicas of a partition off one rack (or group). BIG exceeds the number of movers, so the flow
+first balances as well as the racks allow, then makes the fewest moves.
+
+**Why rack aggregation is valid.** Rack-aware with RF <= R (R racks among the targets), a valid partition has
+at most one replica per rack. A mover may go to a rack its partition *lacks* -- no broker there holds it --
+or stay in its own rack, where only its donor holds it; the donor never receives from its own rack in an
+optimum (cancelling "donor gives x into rack s" against "rack s gives to the donor" keeps every broker's count
+and saves a move), so any broker the rack node sends flow to can take any partition that reached the rack
+node. Permuting which mover of a partition goes to which of its racks changes neither cost nor counts, so
+restricting a mover to "own rack or lacking racks" loses nothing. Where a partition already has k >= 2
+replicas in rack s, all k are source movers and a small gadget lets exactly one of them stay (units are
+interchangeable: which unit "stays" only says which holder keeps its replica) or one replica move to another
+broker of s; the others go to lacking racks. The decomposition still checks every placement and falls back to
+another broker of the same rack or group if a conflict ever appears.
+
+**RF > R** (e.g. RF 3 on two racks): every rack must keep at least one replica. One replica per covered rack
+(the one on its rack's least loaded holder) is an *anchor* that stays; the partition's lacking racks are
+filled by source movers (replicas on non-targets first, then extras from the most loaded brokers); every other
+replica is *free*: it may go to any broker group that holds none of the partition. Fixing anchors can cost
+optimality (the exhaustive tests say where); it keeps the network a flow.
+
+**Rack-unaware** (or one rack): every replica is free. Groups are single brokers when there are at most
+:data:`EXACT_BROKERS` targets (exact: a mover may go to any broker not holding its partition); above that, the
+targets are split into :data:`GROUPS` groups (within racks when aware) and a mover may only go to groups that
+hold none of its partition -- this keeps the arc count at ~GROUPS per mover instead of ~N, at the price of
+ignoring a few receivers per partition.
+
+**Candidates.** Brokers within or below the band rarely need to give, so only brokers above L offer replicas:
+``min(c, 3*(c - L) + 16)`` of them, the first by a stable hash of (topic, partition, broker) (level 0). If the
+result leaves a broker outside [L, U] or makes more moves than the lower bound, :func:`place` is called again
+with every replica of every target as a candidate (level 1; beyond :data:`LEVEL1_LIMIT` candidates, four times
+the level-0 sample and 16 from every broker).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from migrate.pipeline.plan.flow import Arcs, add_band, band, group_rank, soft_band
+from migrate.pipeline.plan.model import BoolArray, Indexed, IntArray, mix64, unique, unique_counts
+
+EXACT_BROKERS = 40
+GROUPS = 16
+LEVEL1_LIMIT = 2_000_000
+SAMPLE_FACTOR = 1.0
+SAMPLE_EXTRA = 16
+FIXED, CAND, SRC = 0, 1, 2  # roles of a replica
+FREE, SLOT = 0, 1  # where a mover may go: any broker group without its partition / a rack
+
+
+@dataclass
+class Placement:
+    rep: IntArray  # new broker index per slot
+    level: int
+    movers: int
+    arcs: int
+    flow_moves: int  # units of cost-1 arcs in the optimum
+    stuck: list[int]  # slots that found no valid broker (left in place; reported as violations)
+    fallbacks: int  # placements the decomposition had to change
+
+
+@dataclass
+class _Roles:
+    role: IntArray  # per slot
+    kind: IntArray  # per slot (for movers)
+    own_ok: BoolArray  # per slot: a sampled mover may stay in its own rack (RF <= R)
+    viol: IntArray  # per slot: violating (partition, rack) group, -1 if none
+    viol_rack: IntArray  # per violating group
+
+
+def _roles(ix: Indexed, counts: IntArray, aware: bool) -> _Roles:
+    """Which replicas may move (candidates), must move (sources) or stay (anchors), and where movers may go."""
+    n_slots = len(ix.rep)
+    n_racks = len(ix.racks)
+    on_t = ix.target[ix.rep]
+    role = np.where(on_t, CAND, SRC).astype(np.int64)
+    kind = np.full(n_slots, FREE, dtype=np.int64)
+    own_ok = np.zeros(n_slots, dtype=np.bool_)
+    viol = np.full(n_slots, -1, dtype=np.int64)
+    if not aware:
+        return _Roles(role, kind, own_ok, viol, np.zeros(0, dtype=np.int64))
+    rf = ix.rf
+    slot_mode = (rf <= n_racks)[ix.part]
+    ts = np.flatnonzero(on_t)
+    key = ix.part[ts] * n_racks + ix.rack[ix.rep[ts]]
+    uk, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
+    holders = cnt[inv]
+    covered = np.bincount(uk // n_racks, minlength=ix.n_partitions)
+    # RF <= R: single holders are candidates that may also stay in their rack; every holder of a rack with
+    # several is a source of the violating-group gadget; replicas on non-targets go to lacking racks.
+    sm = slot_mode[ts]
+    kind[slot_mode] = SLOT
+    single = ts[sm & (holders == 1)]
+    own_ok[single] = True
+    multi = sm & (holders >= 2)
+    role[ts[multi]] = SRC
+    groups, viol_ids = np.unique(inv[multi], return_inverse=True)
+    viol[ts[multi]] = viol_ids
+    viol_rack = (uk[groups] % n_racks).astype(np.int64)
+    # RF > R: one anchor per covered rack stays; lacking racks get source movers; the rest are free.
+    cm = ~sm
+    if cm.any():
+        cts = ts[cm]
+        ckey = key[cm]
+        load = counts[ix.rep[cts]]
+        order = np.lexsort((cts, load, ckey))
+        first = np.ones(len(order), dtype=np.bool_)
+        first[1:] = ckey[order][1:] != ckey[order][:-1]
+        role[cts[order[first]]] = FIXED
+        deficit = np.where(rf > n_racks, n_racks - covered, 0)
+        src = np.flatnonzero(~on_t & ~slot_mode)  # already in partition/slot order
+        rank = group_rank(ix.part[src])
+        to_slot = src[rank < deficit[ix.part[src]]]
+        kind[to_slot] = SLOT
+        short = np.maximum(0, deficit - np.bincount(ix.part[src], minlength=ix.n_partitions))
+        if short.any():
+            extras = cts[order[~first]]
+            extras = extras[short[ix.part[extras]] > 0]
+            eorder = np.lexsort((extras, -counts[ix.rep[extras]], ix.part[extras]))
+            extras = extras[eorder]
+            pick = extras[group_rank(ix.part[extras]) < short[ix.part[extras]]]
+            role[pick] = SRC
+            kind[pick] = SLOT
+    return _Roles(role, kind, own_ok, viol, viol_rack)
+
+
+def _sample(ix: Indexed, roles: _Roles, counts: IntArray, lo: int, level: int) -> IntArray:
+    """The candidate replicas offered this round (slots), by broker, first by a stable hash."""
+    cand = np.flatnonzero(roles.role == CAND)
+    if len(cand) == 0:
+        return cand
+    donors = ix.rep[cand]
+    base = np.minimum(counts, (SAMPLE_FACTOR * np.maximum(0, counts - lo)).astype(np.int64) + SAMPLE_EXTRA)
+    base[counts <= lo] = 0
+    if level == 0:
+        quota = base
+        if not quota.any():
+            return cand[:0]
+    elif len(cand) <= LEVEL1_LIMIT:
+        return cand
+    else:
+        quota = np.maximum(4 * base, 16)
+    h = mix64(ix.partition_hash[ix.part[cand]] ^ mix64(ix.ids[donors].astype(np.uint64)))
+    order = np.lexsort((h, donors))
+    rank = group_rank(donors[order])
+    return np.sort(cand[order[rank < quota[donors[order]]]])
+
+
+def _groups(ix: Indexed, tpos: IntArray, aware: bool) -> tuple[IntArray, int]:
+    """Each target's group (-1 for others): single brokers up to EXACT_BROKERS targets, else GROUPS groups
+    (within racks when aware)."""
+    grp = np.full(len(ix.ids), -1, dtype=np.int64)
+    targets = np.flatnonzero(ix.target)
+    n = len(targets)
+    if n <= EXACT_BROKERS:
+        grp[targets] = tpos[targets]
+        return grp, n
+    if not aware:
+        grp[targets] = np.arange(n) % GROUPS
+        return grp, GROUPS
+    size = -(-n // GROUPS)
+    nxt = 0
+    for r in range(len(ix.racks)):
+        members = targets[ix.rack[targets] == r]
+        k = max(1, -(-len(members) // size))
+        grp[members] = nxt + np.arange(len(members)) % k
+        nxt += k
+    return grp, nxt
+
+
+def _pairs(
+    movers: IntArray, parts: IntArray, n_options: int, excluded: IntArray, extra: IntArray | None = None
+) -> tuple[IntArray, IntArray]:
+    """(mover, option) for every option in 0..n_options-1 whose key ``part*n_options + option`` is not in the
+    sorted array ``excluded``; ``extra`` adds one more allowed option per mover (-1: none)."""
+    m = np.repeat(np.arange(len(movers)), n_options)
+    opt = np.tile(np.arange(n_options, dtype=np.int64), len(movers))
+    key = parts[m] * n_options + opt
+    pos = np.searchsorted(excluded, key)
+    pos[pos >= len(excluded)] = 0
+    keep = excluded[pos] != key if len(excluded) else np.ones(len(key), dtype=np.bool_)
+    if extra is not None:
+        keep |= opt == extra[m]
+    return m[keep], opt[keep]
+
+
+def place(ix: Indexed, level: int = 0) -> Placement:
+    """The movement-minimal placement of ``ix``'s replicas on its targets (see the module docstring)."""
+    n_b = len(ix.ids)
+    total = len(ix.rep)
+    targets = np.flatnonzero(ix.target)
+    n = len(targets)
+    tpos = np.full(n_b, -1, dtype=np.int64)
+    tpos[targets] = np.arange(n)
+    lo, hi = band(total, n)
+    counts = ix.counts()
+    n_racks = len(ix.racks)
+    aware = ix.aware and n_racks >= 2
+    roles = _roles(ix, counts, aware)
+    sampled = _sample(ix, roles, counts, lo, level)
+    sources = np.flatnonzero(roles.role == SRC)
+    movers = np.sort(np.concatenate([sampled, sources]))
+    n_m = len(movers)
+    if n_m == 0:
+        return Placement(ix.rep.copy(), level, 0, 0, 0, [], 0)
+    m_part = ix.part[movers]
+    m_donor = ix.rep[movers]
+    m_src = roles.role[movers] == SRC
+    m_kind = roles.kind[movers]
+    m_viol = roles.viol[movers]
+    # Level 0 offers sampled movers only aggregates with a broker below U (a move into a full rack or group
+    # pays off only as part of a chain); level 1 offers everything, so it is exact over its candidates.
+    room = counts < hi if level == 0 else np.ones(n_b, dtype=np.bool_)
+
+    # -- nodes
+    sink = 0
+    bal0 = 1
+    rack0 = bal0 + n
+    grp, n_groups = _groups(ix, tpos, aware)
+    if not (m_kind == FREE).any():
+        n_groups = 0
+    grp0 = rack0 + n_racks
+    mover0 = grp0 + n_groups
+    n_aggs = n_racks + n_groups  # aggregate a: rack a (a < n_racks) or group a - n_racks
+
+    # -- destinations: (mover, aggregate) pairs
+    pm: list[IntArray] = []
+    pa: list[IntArray] = []
+    on_t = ix.target[ix.rep]
+    slot_m = np.flatnonzero(m_kind == SLOT)
+    if len(slot_m):
+        ts = np.flatnonzero(on_t)
+        covered = unique(ix.part[ts] * n_racks + ix.rack[ix.rep[ts]])
+        own = np.where(roles.own_ok[movers[slot_m]], ix.rack[m_donor[slot_m]], -1)
+        rack_room = np.bincount(ix.rack[targets], weights=room[targets], minlength=n_racks)
+        rack_size = np.bincount(ix.rack[targets], minlength=n_racks)
+        own_ok = (own >= 0) & (rack_size[np.maximum(own, 0)] >= 2)
+        own_ok &= rack_room[np.maximum(own, 0)] - room[m_donor[slot_m]] >= 1
+        own = np.where(own_ok, own, -1)
+        mm, rr = _pairs(slot_m, m_part[slot_m], n_racks, covered, own)
+        mm = slot_m[mm]
+        keep = m_src[mm] | (rack_room[rr] > 0) | (rr == own[np.searchsorted(slot_m, mm)])
+        pm.append(mm[keep])
+        pa.append(rr[keep])
+    free_m = np.flatnonzero(m_kind == FREE)
+    if len(free_m):
+        ts = np.flatnonzero(on_t)
+        hk, hcnt = unique_counts(ix.part[ts] * n_groups + grp[ix.rep[ts]])
+        g_size = np.bincount(grp[targets], minlength=n_groups)
+        g_room = np.bincount(grp[targets], weights=room[targets], minlength=n_groups)
+        fd = m_donor[free_m]
+        own = np.where(ix.target[fd], grp[fd], -1)
+        okey = m_part[free_m] * n_groups + np.maximum(own, 0)
+        if len(hk):
+            opos = np.minimum(np.searchsorted(hk, okey), len(hk) - 1)
+            alone = (own >= 0) & (hk[opos] == okey) & (hcnt[opos] == 1) & (g_size[np.maximum(own, 0)] >= 2)
+        else:
+            alone = np.zeros(len(free_m), dtype=np.bool_)
+        own = np.where(alone, own, -1)
+        mm, gg = _pairs(free_m, m_part[free_m], n_groups, hk, own)
+        mm = free_m[mm]
+        own_m = own[np.searchsorted(free_m, mm)]
+        room_left = g_room[gg] - np.where(gg == own_m, room[m_donor[mm]], 0)
+        keep = m_src[mm] | (room_left > 0)
+        pm.append(mm[keep])
+        pa.append(gg[keep] + n_racks)
+    pair_m = np.concatenate(pm) if pm else np.zeros(0, dtype=np.int64)
+    pair_a = np.concatenate(pa) if pa else np.zeros(0, dtype=np.int64)
+    # Two movers of one partition reaching one aggregate share a capacity-1 gadget node.
+    pkey = m_part[pair_m] * n_aggs + pair_a
+    _, pinv, pcnt = np.unique(pkey, return_inverse=True, return_counts=True)
+    shared = pcnt[pinv] >= 2
+    gkeys, ginv = np.unique(pkey[shared], return_inverse=True)
+    gad0 = mover0 + n_m
+    n_gad = len(gkeys)
+    n_viol = len(roles.viol_rack)
+    vin0 = gad0 + n_gad
+    vout0 = vin0 + n_viol
+    n_nodes = vout0 + n_viol
+
+    agg_node = np.concatenate([rack0 + np.arange(n_racks), grp0 + np.arange(n_groups)])
+    move, tiers = soft_band(lo, hi, total, n + n_aggs + 2)
+    esc_cost = 4 * max(cost for _, cost in tiers)
+    arcs = Arcs()
+    # sampled movers leave their donor at no cost (a move is paid on the way out)
+    cand_m = np.flatnonzero(~m_src)
+    arcs.add(bal0 + tpos[m_donor[cand_m]], mover0 + cand_m, 1, 0)
+    direct = np.flatnonzero(~shared)
+    d_lo, d_hi = arcs.add(mover0 + pair_m[direct], agg_node[pair_a[direct]], 1, move)
+    via = np.flatnonzero(shared)
+    v_lo, v_hi = arcs.add(mover0 + pair_m[via], gad0 + ginv, 1, move)
+    arcs.add(gad0 + np.arange(n_gad), agg_node[gkeys % n_aggs], 1, 0)
+    # violating groups: the holders' units enter vin; at most one stays (vout -> a holder) or moves within
+    # the rack (vout -> rack, one move)
+    vm = np.flatnonzero(m_viol >= 0)
+    arcs.add(mover0 + vm, vin0 + m_viol[vm], 1, 0)
+    arcs.add(vin0 + np.arange(n_viol), vout0 + np.arange(n_viol), 1, 0)
+    s_lo, s_hi = arcs.add(vout0 + m_viol[vm], bal0 + tpos[m_donor[vm]], 1, 0)
+    vr = np.arange(n_viol)
+    r_lo, r_hi = arcs.add(vout0 + vr, rack0 + roles.viol_rack, 1, move)
+    # a source with nowhere valid to go escapes to the sink (reported as a violation)
+    has_dest = np.zeros(n_m, dtype=np.bool_)
+    has_dest[pair_m] = True
+    has_dest[vm] = True
+    esc = np.flatnonzero(m_src & ~has_dest)
+    e_lo, e_hi = arcs.add(mover0 + esc, np.full(len(esc), sink), 1, esc_cost)
+    # aggregates feed their brokers
+    a_lo, a_hi = arcs.add(rack0 + ix.rack[targets], bal0 + tpos[targets], total, 0) if n_racks else (0, 0)
+    if n_groups:
+        g_lo, g_hi = arcs.add(grp0 + grp[targets], bal0 + tpos[targets], total, 0)
+    else:
+        g_lo = g_hi = arcs.count
+    add_band(arcs, bal0 + np.arange(n), sink, tiers)
+
+    supplies = np.zeros(n_nodes, dtype=np.int64)
+    src_on = np.bincount(m_donor[m_src], minlength=n_b)
+    supplies[bal0 + tpos[targets]] = counts[targets] - src_on[targets]
+    supplies[mover0 + np.flatnonzero(m_src)] = 1
+    supplies[sink] = -total
+    flows = arcs.solve(supplies)
+
+    # -- decompose: each moving slot and the aggregate it goes to
+    dest = np.full(n_m, -1, dtype=np.int64)
+    fd_ = np.flatnonzero(flows[d_lo:d_hi])
+    dest[pair_m[direct[fd_]]] = pair_a[direct[fd_]]
+    fv = np.flatnonzero(flows[v_lo:v_hi])
+    dest[pair_m[via[fv]]] = pair_a[via[fv]]
+    escaped = np.zeros(n_m, dtype=np.bool_)
+    escaped[esc[np.flatnonzero(flows[e_lo:e_hi])]] = True
+    flow_moves = int((dest >= 0).sum())
+    moving_slots: list[IntArray] = [movers[(dest >= 0) & (m_viol < 0)]]
+    moving_aggs: list[IntArray] = [dest[(dest >= 0) & (m_viol < 0)]]
+    stuck = movers[escaped & (m_viol < 0)].tolist()
+    if n_viol:
+        stays = flows[s_lo:s_hi]
+        in_rack = flows[r_lo:r_hi]
+        flow_moves += int(in_rack.sum())
+        order = np.argsort(m_viol[vm], kind="stable")
+        vm_sorted = vm[order]
+        bounds = np.searchsorted(m_viol[vm_sorted], np.arange(n_viol + 1))
+        for g in range(n_viol):
+            members = vm_sorted[bounds[g] : bounds[g + 1]]
+            stay = members[stays[order[bounds[g] : bounds[g + 1]]] > 0]
+            stay_donors = set(m_donor[stay].tolist())
+            leaving = [int(movers[m]) for m in members if int(m_donor[m]) not in stay_donors]
+            targets_g = [int(dest[m]) for m in members if dest[m] >= 0]
+            if in_rack[g]:
+                targets_g.append(int(roles.viol_rack[g]))
+            stuck.extend(leaving[len(targets_g) :])
+            moving_slots.append(np.asarray(leaving[: len(targets_g)], dtype=np.int64))
+            moving_aggs.append(np.asarray(targets_g[: len(leaving)], dtype=np.int64))
+    slots = np.concatenate(moving_slots)
+    aggs = np.concatenate(moving_aggs)
+    receivers = _receivers(flows, a_lo, a_hi, g_lo, g_hi, targets, n_racks, ix.rack, grp)
+    rep, fallbacks = _match(ix, slots, aggs, receivers, n_racks, grp)
+    return Placement(rep, level, n_m, arcs.count, flow_moves, sorted(stuck), fallbacks)
+
+
+def _receivers(
+    flows: IntArray,
+    a_lo: int,
+    a_hi: int,
+    g_lo: int,
+    g_hi: int,
+    targets: IntArray,
+    n_racks: int,
+    rack: IntArray,
+    grp: IntArray,
+) -> dict[int, list[list[int]]]:
+    """Per aggregate: [broker index, units] it sends to each broker."""
+    out: dict[int, list[list[int]]] = {}
+    for lo_, hi_, agg in ((a_lo, a_hi, rack[targets]), (g_lo, g_hi, grp[targets] + n_racks)):
+        if hi_ <= lo_:
+            continue
+        f = flows[lo_:hi_]
+        for i in np.flatnonzero(f).tolist():
+            out.setdefault(int(agg[i]), []).append([int(targets[i]), int(f[i])])
+    return out
+
+
+def _match(
+    ix: Indexed,
+    slots: IntArray,
+    aggs: IntArray,
+    receivers: dict[int, list[list[int]]],
+    n_racks: int,
+    grp: IntArray,
+) -> tuple[IntArray, int]:
+    """Give each moving slot a broker its aggregate sends flow to, never one its partition ends up on twice."""
+    rep = ix.rep.copy()
+    order = np.lexsort((slots, aggs))
+    slots, aggs = slots[order], aggs[order]
+    parts = ix.part[slots]
+    leaving = set(slots.tolist())
+    final: dict[int, set[int]] = {}
+    for p in unique(parts).tolist():
+        lo_, hi_ = int(ix.off[p]), int(ix.off[p + 1])
+        final[p] = {int(rep[s]) for s in range(lo_, hi_) if s not in leaving}
+    counts = ix.counts().tolist()
+    for s in slots.tolist():
+        counts[int(rep[s])] -= 1
+    fallbacks = 0
+    head: dict[int, int] = {}
+    for s, a, p in zip(slots.tolist(), aggs.tolist(), parts.tolist(), strict=True):
+        units = receivers.get(a, [])
+        i = head.get(a, 0)
+        while i < len(units) and units[i][1] == 0:
+            i += 1
+        head[a] = i
+        chosen = -1
+        for j in range(i, len(units)):
+            b, left = units[j]
+            if left and b not in final[p]:
+                chosen = b
+                units[j][1] -= 1
+                break
+        if chosen < 0:  # every broker this aggregate still feeds holds p: any other broker of the aggregate
+            fallbacks += 1
+            members = np.flatnonzero(ix.target & (ix.rack == a)) if a < n_racks else np.flatnonzero(grp == a - n_racks)
+            free = [int(b) for b in members.tolist() if int(b) not in final[p]]
+            if not free:
+                free = [int(b) for b in np.flatnonzero(ix.target).tolist() if int(b) not in final[p]]
+            chosen = min(free, key=lambda b: (counts[b], b))
+        rep[s] = chosen
+        final[p].add(chosen)
+        counts[chosen] += 1
+    return rep, fallbacks
