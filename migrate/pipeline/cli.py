@@ -98,10 +98,14 @@ def _write(run: Any, clusters: Any, plans: Any) -> None:
     print(f"report: {run.out / 'report.html'} (JSON: {run.out / 'report.json'})")
 
 
-def cmd_model(args: argparse.Namespace) -> int:
-    problem = _check_inputs(args)
+def _refused(problem: str | None) -> bool:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
+    return bool(problem)
+
+
+def cmd_model(args: argparse.Namespace) -> int:
+    if _refused(_check_inputs(args)):
         return 2
     run = _start(args)
     print(f"model tables: {run.model_dir} ({', '.join(run.clusters)})")
@@ -109,9 +113,7 @@ def cmd_model(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    problem = _check_inputs(args)
-    if problem:
-        print(f"error: {problem}", file=sys.stderr)
+    if _refused(_check_inputs(args)):
         return 2
     run = _start(args)
     clusters = run.report()
@@ -133,8 +135,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         problem = f"{args.operation} needs --brokers"
     if not problem and args.operation in ("rebalance", "fix-racks") and args.brokers:
         problem = f"{args.operation} takes no --brokers (it plans over every registered broker)"
-    if problem:
-        print(f"error: {problem}", file=sys.stderr)
+    if _refused(problem):
         return 2
     request = PlanRequest(
         operation=args.operation, cluster=args.cluster, brokers=args.brokers or (), racks=dict(args.rack),
