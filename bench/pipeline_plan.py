@@ -23,6 +23,17 @@ from migrate.pipeline.plan import Layout, plan
 from migrate.pipeline.plan.kafka import kafka_generate_moves
 
 
+def distinct(rng: np.random.Generator, rows: int, k: int, pool: np.ndarray) -> np.ndarray:
+    """``rows`` x ``k`` distinct integers, row i drawn from range(pool[i]) (redrawn where a row repeats one)."""
+    out = (rng.random((rows, k)) * pool[:, None]).astype(np.int64)
+    while True:
+        s = np.sort(out, axis=1)
+        bad = np.flatnonzero((s[:, 1:] == s[:, :-1]).any(axis=1))
+        if not len(bad):
+            return np.asarray(out)
+        out[bad] = (rng.random((len(bad), k)) * pool[bad, None]).astype(np.int64)
+
+
 def build(
     partitions: int, brokers: int, racks: int, rf: int, skew: float, violations: float, per_topic: int, seed: int
 ) -> Layout:
@@ -46,11 +57,11 @@ def build(
                 pool = members[r][: max(1, len(members[r]) // 3)] if is_hot else members[r]
                 placed[sel] = pool[(np.arange(len(sel)) + r) % len(pool)]
         out[:] = placed.reshape(partitions, rf)
-    else:  # more replicas than racks: no rack rule to respect, random distinct brokers
-        out[:] = np.argsort(rng.random((partitions, brokers)), axis=1)[:, :rf] + 1
+    else:  # more replicas than racks: random distinct brokers, the skewed share from the first third
+        out[:] = distinct(rng, partitions, rf, np.where(hot, max(rf, brokers // 3), brokers)) + 1
     bad = np.flatnonzero(rng.random(partitions) < violations)
     if len(bad):
-        out[bad] = np.argsort(rng.random((len(bad), brokers)), axis=1)[:, :rf] + 1
+        out[bad] = distinct(rng, len(bad), rf, np.full(len(bad), brokers)) + 1
     keys = [(f"topic-{p // per_topic:05d}", p % per_topic) for p in range(partitions)]
     assignment = dict(zip(keys, map(tuple, out.tolist()), strict=True))
     names = {int(b): (f"rack-{int(r)}" if racks else None) for b, r in zip(ids, rack, strict=True)}

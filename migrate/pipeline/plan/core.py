@@ -2,9 +2,10 @@
 
 The steps: resolve the operation to targets and racks (:mod:`.request`); index the layout (:mod:`.model`);
 the lower bound (:mod:`.bounds`); replicas placed by the min-cost flow (:mod:`.replicas`), retried once with
-every replica as a candidate when the sampled network left a broker out of band or moved more than the bound;
-preferred leaders balanced by reordering (:mod:`.leaders`), likewise retried; the result checked from scratch
-(:mod:`.check`); Kafka's ``--generate`` counted for comparison (:mod:`.kafka`); waves (:mod:`.files`).
+more candidates when the sampled network left a broker out of band (or, on smaller layouts, moved more than
+the bound); preferred leaders balanced by reordering (:mod:`.leaders`), likewise retried; the result checked
+from scratch (:mod:`.check`); Kafka's ``--generate`` counted for comparison (:mod:`.kafka`); waves
+(:mod:`.files`).
 
 Pure: no I/O (the plan files are written by :func:`migrate.pipeline.plan.files.write_plan_files` alone), no
 randomness beyond ``seed`` (given to Kafka's proposal only), so a Spark task can be retried safely.
@@ -26,13 +27,14 @@ from migrate.pipeline.plan.request import resolve
 
 
 def _place(ix: Indexed, lower: int) -> tuple[IntArray, list[str]]:
-    """The placement: level 0, then level 1 if level 0 is out of band or above the bound; the better one (by
-    the flow's own order: distance from the band, its spread, then moves)."""
+    """The placement: level 0, then level 1 if level 0 is out of band, or above the bound on a layout small
+    enough to retry with every replica as a candidate; the better one (by the flow's own order: distance from the
+    band, its spread, then moves)."""
     notes: list[str] = []
     first = replicas.place(ix, 0)
     best = first
     best_key = (*check.band_distance(ix, first.rep), check.moves(ix, ix.rep, first.rep))
-    if best_key[0] > 0 or best_key[2] > lower:
+    if best_key[0] > 0 or (best_key[2] > lower and first.eligible <= replicas.LEVEL1_LIMIT):
         second = replicas.place(ix, 1)
         key = (*check.band_distance(ix, second.rep), check.moves(ix, ix.rep, second.rep))
         if key < best_key:

@@ -1,50 +1,58 @@
 """Replica placement as one min-cost flow (OR-Tools ``SimpleMinCostFlow``), exact over a candidate set.
 
-**The network.** Every target broker b has one node ``bal_b`` that starts with its replicas that stay put unless
-the flow moves them, and drains to the sink through three arcs: L units at cost 0, U - L at cost BIG, the rest
-at cost 2*BIG (a convex penalty for being below L or above U: "soft" bounds, so the flow is always feasible and
-the constraints it cannot meet are found afterwards). Replicas that may move are *mover* nodes:
+**The network.** Every target broker b has one node ``bal_b`` holding, as supply, its replicas that stay unless
+the flow moves them; it drains to the sink through tiered arcs (:func:`~migrate.pipeline.plan.flow.soft_band`):
+convex costs that make [L, U] a *soft* constraint -- always feasible, so a layout that cannot meet it still gets
+the closest plan, and what it misses is found afterwards (:mod:`.check`). Replicas that may move are *mover*
+nodes:
 
 * *sampled* movers (a replica that may stay): ``bal_donor -> x`` at cost 0, so "not moving" is the donor's
   own supply going to its sink arcs;
-* *source* movers (a replica that must leave: on a broker that is not a target, or one of several replicas of a
-  partition in one rack) carry their own unit of supply.
+* *source* movers (a replica that must leave: on a broker that is not a target, or one of several replicas of
+  a partition in one rack, or a filler, below) carry their own unit of supply.
 
 A mover reaches receiving brokers through *aggregate* nodes: one per rack (``rack_r -> bal_b`` for each b of
 r) and one per broker group (below). ``x -> aggregate`` costs 1: one move. When two movers of one partition may
 reach the same aggregate, they go through a per-(partition, aggregate) node with capacity 1, which is what
-keeps two replicas of a partition off one rack (or group). BIG exceeds the number of movers, so the flow
-first balances as well as the racks allow, then makes the fewest moves.
+keeps two replicas of a partition off one rack (or group).
 
-**Why rack aggregation is valid.** Rack-aware with RF <= R (R racks among the targets), a valid partition has
-at most one replica per rack. A mover may go to a rack its partition *lacks* -- no broker there holds it --
-or stay in its own rack, where only its donor holds it; the donor never receives from its own rack in an
-optimum (cancelling "donor gives x into rack s" against "rack s gives to the donor" keeps every broker's count
-and saves a move), so any broker the rack node sends flow to can take any partition that reached the rack
-node. Permuting which mover of a partition goes to which of its racks changes neither cost nor counts, so
-restricting a mover to "own rack or lacking racks" loses nothing. Where a partition already has k >= 2
-replicas in rack s, all k are source movers and a small gadget lets exactly one of them stay (units are
-interchangeable: which unit "stays" only says which holder keeps its replica) or one replica move to another
-broker of s; the others go to lacking racks. The decomposition still checks every placement and falls back to
-another broker of the same rack or group if a conflict ever appears.
+**Why rack aggregation is valid** (RF <= R, R racks among the targets). A valid partition has at most one
+replica per rack. A mover may go to a rack its partition *lacks* -- no broker there holds it -- or stay in its
+own rack, where only its donor holds it; the donor never receives from its own rack in an optimum (cancelling
+"donor gives x into rack s" against "rack s gives to the donor" keeps every broker's count and saves a move),
+so any broker the rack node sends flow to can take any partition that reached the rack node. Permuting which
+mover of a partition goes to which of its racks changes neither cost nor counts, so restricting a mover to
+"own rack or lacking racks" loses nothing. Where a partition already has k >= 2 replicas in rack s, all k are
+source movers and a small gadget lets exactly one of them stay (units are interchangeable: which unit "stays"
+only says which holder keeps its replica) or one replica move to another broker of s; the others go to lacking
+racks. The decomposition still checks every placement (see :func:`_match`).
 
-**RF > R** (e.g. RF 3 on two racks): every rack must keep at least one replica. One replica per covered rack
-(the one on its rack's least loaded holder) is an *anchor* that stays; the partition's lacking racks are
-filled by source movers (replicas on non-targets first, then extras from the most loaded brokers); every other
-replica is *free*: it may go to any broker group that holds none of the partition. Fixing anchors can cost
-optimality (the exhaustive tests say where); it keeps the network a flow.
+**RF > R** (e.g. RF 3 on two racks): every rack must keep at least one replica, and a rack may hold several,
+so racks cannot be aggregated; every mover goes to broker *groups*, which lie within racks. One replica per
+covered rack (the one on its rack's least loaded holder) is an *anchor*: it may move, but only within its
+rack. Each lacking rack gets a *filler* (a source: replicas on non-targets first, then extra replicas from the
+most loaded brokers). Every other replica is free to go to any group holding none of the partition. Which
+replica anchors is a choice the flow does not make, so RF > R is near-optimal rather than exact (the tests
+compare with an exhaustive search).
 
 **Rack-unaware** (or one rack): every replica is free. Groups are single brokers when there are at most
-:data:`EXACT_BROKERS` targets (exact: a mover may go to any broker not holding its partition); above that, the
+:data:`EXACT_BROKERS` targets (exact: a mover may go to any broker not holding its partition); above that the
 targets are split into :data:`GROUPS` groups (within racks when aware) and a mover may only go to groups that
-hold none of its partition -- this keeps the arc count at ~GROUPS per mover instead of ~N, at the price of
-ignoring a few receivers per partition.
+hold none of its partition -- ~GROUPS arcs per mover instead of ~N, at the price of ignoring a few receivers
+per partition.
 
 **Candidates.** Brokers within or below the band rarely need to give, so only brokers above L offer replicas:
-``min(c, 3*(c - L) + 16)`` of them, the first by a stable hash of (topic, partition, broker) (level 0). If the
-result leaves a broker outside [L, U] or makes more moves than the lower bound, :func:`place` is called again
-with every replica of every target as a candidate (level 1; beyond :data:`LEVEL1_LIMIT` candidates, four times
-the level-0 sample and 16 from every broker).
+``min(c, SAMPLE_FACTOR*(c - L) + SAMPLE_EXTRA)`` of them, the first by a stable hash of (topic, partition,
+broker) (level 0); they may only go to aggregates with a broker below U. The design started from
+``3*(c - L) + 16``; measured on 1M partitions, 200 brokers, 6 racks, RF 3, skew 0.3 (604,270 moves needed),
+factor 3 took 95 s and 2.6 GB and factor 1 took 21 s and 1.3 GB, both exactly at the lower bound: one sample per
+excess replica plus 16 spare leaves the flow enough choice, because a replica can go to every rack its
+partition lacks. If the result leaves a broker outside [L, U], :func:`place` runs again (level 1) with no "below U"
+restriction and every replica of every target as a candidate -- exact over the network -- or, beyond
+:data:`LEVEL1_LIMIT` candidates, four times the level-0 sample and 16 from every broker. It also runs again when
+the plan is in band but above the lower bound, only up to :data:`LEVEL1_LIMIT` candidates: the bound is often
+not reachable (racks), and at a million partitions a retry costs minutes for, in every case measured, nothing
+(CP-SAT on smaller layouts found the level-0 plans optimal where they exceeded the bound).
 """
 
 from __future__ import annotations
@@ -57,11 +65,11 @@ from migrate.pipeline.plan.flow import Arcs, add_band, band, group_rank, soft_ba
 from migrate.pipeline.plan.model import BoolArray, Indexed, IntArray, mix64, unique, unique_counts
 
 EXACT_BROKERS = 40
-GROUPS = 16
-LEVEL1_LIMIT = 2_000_000
-SAMPLE_FACTOR = 1.0
+GROUPS = 8
+LEVEL1_LIMIT = 100_000
+SAMPLE_FACTOR = 1
 SAMPLE_EXTRA = 16
-FIXED, CAND, SRC = 0, 1, 2  # roles of a replica
+CAND, SRC = 1, 2  # roles of a replica: may move (if sampled), must move
 FREE, SLOT = 0, 1  # where a mover may go: any broker group without its partition / a rack
 
 
@@ -74,6 +82,7 @@ class Placement:
     flow_moves: int  # units of cost-1 arcs in the optimum
     stuck: list[int]  # slots that found no valid broker (left in place; reported as violations)
     fallbacks: int  # placements the decomposition had to change
+    eligible: int = 0  # replicas that could have been candidates (all of them at level 1 up to LEVEL1_LIMIT)
 
 
 @dataclass
@@ -83,6 +92,7 @@ class _Roles:
     own_ok: BoolArray  # per slot: a sampled mover may stay in its own rack (RF <= R)
     viol: IntArray  # per slot: violating (partition, rack) group, -1 if none
     viol_rack: IntArray  # per violating group
+    rack_only: IntArray  # per slot: RF > R, the only rack a mover may go to (anchors, fillers), -1: any
 
 
 def _roles(ix: Indexed, counts: IntArray, aware: bool) -> _Roles:
@@ -94,8 +104,9 @@ def _roles(ix: Indexed, counts: IntArray, aware: bool) -> _Roles:
     kind = np.full(n_slots, FREE, dtype=np.int64)
     own_ok = np.zeros(n_slots, dtype=np.bool_)
     viol = np.full(n_slots, -1, dtype=np.int64)
+    rack_only = np.full(n_slots, -1, dtype=np.int64)
     if not aware:
-        return _Roles(role, kind, own_ok, viol, np.zeros(0, dtype=np.int64))
+        return _Roles(role, kind, own_ok, viol, np.zeros(0, dtype=np.int64), rack_only)
     rf = ix.rf
     slot_mode = (rf <= n_racks)[ix.part]
     ts = np.flatnonzero(on_t)
@@ -114,7 +125,11 @@ def _roles(ix: Indexed, counts: IntArray, aware: bool) -> _Roles:
     groups, viol_ids = np.unique(inv[multi], return_inverse=True)
     viol[ts[multi]] = viol_ids
     viol_rack = (uk[groups] % n_racks).astype(np.int64)
-    # RF > R: one anchor per covered rack stays; lacking racks get source movers; the rest are free.
+    # RF > R: every mover goes to broker groups (which lie within racks). One anchor per covered rack keeps it
+    # covered: it may move, but only within its rack. Each lacking rack gets one source mover ("filler"):
+    # replicas on non-targets first, then extras from the most loaded brokers; the k-th filler of a partition
+    # goes to its k-th lacking rack (fillers of one partition all leave, so which goes where is immaterial).
+    # Every other replica is free to go to any group that holds none of the partition.
     cm = ~sm
     if cm.any():
         cts = ts[cm]
@@ -123,12 +138,11 @@ def _roles(ix: Indexed, counts: IntArray, aware: bool) -> _Roles:
         order = np.lexsort((cts, load, ckey))
         first = np.ones(len(order), dtype=np.bool_)
         first[1:] = ckey[order][1:] != ckey[order][:-1]
-        role[cts[order[first]]] = FIXED
+        anchors = cts[order[first]]
+        rack_only[anchors] = ix.rack[ix.rep[anchors]]
         deficit = np.where(rf > n_racks, n_racks - covered, 0)
         src = np.flatnonzero(~on_t & ~slot_mode)  # already in partition/slot order
-        rank = group_rank(ix.part[src])
-        to_slot = src[rank < deficit[ix.part[src]]]
-        kind[to_slot] = SLOT
+        fill = src[group_rank(ix.part[src]) < deficit[ix.part[src]]]
         short = np.maximum(0, deficit - np.bincount(ix.part[src], minlength=ix.n_partitions))
         if short.any():
             extras = cts[order[~first]]
@@ -137,8 +151,16 @@ def _roles(ix: Indexed, counts: IntArray, aware: bool) -> _Roles:
             extras = extras[eorder]
             pick = extras[group_rank(ix.part[extras]) < short[ix.part[extras]]]
             role[pick] = SRC
-            kind[pick] = SLOT
-    return _Roles(role, kind, own_ok, viol, viol_rack)
+            fill = np.sort(np.concatenate([fill, pick]))
+        if len(fill):
+            fp = ix.part[fill]
+            up, row = np.unique(fp, return_inverse=True)
+            lack = np.ones((len(up), n_racks), dtype=np.bool_)
+            ck = uk[np.isin(uk // n_racks, up)]
+            lack[np.searchsorted(up, ck // n_racks), ck % n_racks] = False
+            nth = group_rank(fp) + 1
+            rack_only[fill] = np.argmax((np.cumsum(lack, axis=1)[row] == nth[:, None]) & lack[row], axis=1)
+    return _Roles(role, kind, own_ok, viol, viol_rack, rack_only)
 
 
 def _sample(ix: Indexed, roles: _Roles, counts: IntArray, lo: int, level: int) -> IntArray:
@@ -147,7 +169,7 @@ def _sample(ix: Indexed, roles: _Roles, counts: IntArray, lo: int, level: int) -
     if len(cand) == 0:
         return cand
     donors = ix.rep[cand]
-    base = np.minimum(counts, (SAMPLE_FACTOR * np.maximum(0, counts - lo)).astype(np.int64) + SAMPLE_EXTRA)
+    base = np.minimum(counts, SAMPLE_FACTOR * np.maximum(0, counts - lo) + SAMPLE_EXTRA)
     base[counts <= lo] = 0
     if level == 0:
         quota = base
@@ -172,10 +194,11 @@ def _groups(ix: Indexed, tpos: IntArray, aware: bool) -> tuple[IntArray, int]:
     if n <= EXACT_BROKERS:
         grp[targets] = tpos[targets]
         return grp, n
+    n_groups = max(GROUPS, 2 * int(ix.rf.max(initial=1)))  # a partition's holders never fill every group
     if not aware:
-        grp[targets] = np.arange(n) % GROUPS
-        return grp, GROUPS
-    size = -(-n // GROUPS)
+        grp[targets] = np.arange(n) % n_groups
+        return grp, n_groups
+    size = -(-n // n_groups)
     nxt = 0
     for r in range(len(ix.racks)):
         members = targets[ix.rack[targets] == r]
@@ -214,12 +237,13 @@ def place(ix: Indexed, level: int = 0) -> Placement:
     n_racks = len(ix.racks)
     aware = ix.aware and n_racks >= 2
     roles = _roles(ix, counts, aware)
+    eligible = int((roles.role == CAND).sum())
     sampled = _sample(ix, roles, counts, lo, level)
     sources = np.flatnonzero(roles.role == SRC)
     movers = np.sort(np.concatenate([sampled, sources]))
     n_m = len(movers)
     if n_m == 0:
-        return Placement(ix.rep.copy(), level, 0, 0, 0, [], 0)
+        return Placement(ix.rep.copy(), level, 0, 0, 0, [], 0, eligible)
     m_part = ix.part[movers]
     m_donor = ix.rep[movers]
     m_src = roles.role[movers] == SRC
@@ -279,6 +303,11 @@ def place(ix: Indexed, level: int = 0) -> Placement:
         own_m = own[np.searchsorted(free_m, mm)]
         room_left = g_room[gg] - np.where(gg == own_m, room[m_donor[mm]], 0)
         keep = m_src[mm] | (room_left > 0)
+        only = roles.rack_only[movers[mm]]
+        if (only >= 0).any():  # anchors and fillers (groups lie within racks when aware)
+            grp_rack = np.full(n_groups, -1, dtype=np.int64)
+            grp_rack[grp[targets]] = ix.rack[targets]
+            keep &= (only < 0) | (grp_rack[gg] == only)
         pm.append(mm[keep])
         pa.append(gg[keep] + n_racks)
     pair_m = np.concatenate(pm) if pm else np.zeros(0, dtype=np.int64)
@@ -370,7 +399,7 @@ def place(ix: Indexed, level: int = 0) -> Placement:
     aggs = np.concatenate(moving_aggs)
     receivers = _receivers(flows, a_lo, a_hi, g_lo, g_hi, targets, n_racks, ix.rack, grp)
     rep, fallbacks = _match(ix, slots, aggs, receivers, n_racks, grp)
-    return Placement(rep, level, n_m, arcs.count, flow_moves, sorted(stuck), fallbacks)
+    return Placement(rep, level, n_m, arcs.count, flow_moves, sorted(stuck), fallbacks, eligible)
 
 
 def _receivers(
@@ -403,9 +432,14 @@ def _match(
     n_racks: int,
     grp: IntArray,
 ) -> tuple[IntArray, int]:
-    """Give each moving slot a broker its aggregate sends flow to, never one its partition ends up on twice."""
+    """Give each moving slot a broker its aggregate sends flow to, never one its partition ends up on twice.
+
+    Groups go first (a single-broker group leaves no choice), racks after. A slot whose aggregate only has
+    units left on brokers that hold its partition swaps with a slot placed earlier at the same aggregate;
+    only if no swap works does it take the least loaded other broker of the aggregate (a *fallback*, which
+    the final check judges like anything else)."""
     rep = ix.rep.copy()
-    order = np.lexsort((slots, aggs))
+    order = np.lexsort((slots, aggs, aggs < n_racks))
     slots, aggs = slots[order], aggs[order]
     parts = ix.part[slots]
     leaving = set(slots.tolist())
@@ -418,6 +452,7 @@ def _match(
         counts[int(rep[s])] -= 1
     fallbacks = 0
     head: dict[int, int] = {}
+    placed: dict[int, list[int]] = {}  # per aggregate: slots placed so far
     for s, a, p in zip(slots.tolist(), aggs.tolist(), parts.tolist(), strict=True):
         units = receivers.get(a, [])
         i = head.get(a, 0)
@@ -431,7 +466,9 @@ def _match(
                 chosen = b
                 units[j][1] -= 1
                 break
-        if chosen < 0:  # every broker this aggregate still feeds holds p: any other broker of the aggregate
+        if chosen < 0:
+            chosen = _swap(rep, ix.part, final, placed.get(a, []), units[i:], p)
+        if chosen < 0:  # no swap either: any other broker of the aggregate
             fallbacks += 1
             members = np.flatnonzero(ix.target & (ix.rack == a)) if a < n_racks else np.flatnonzero(grp == a - n_racks)
             free = [int(b) for b in members.tolist() if int(b) not in final[p]]
@@ -441,4 +478,25 @@ def _match(
         rep[s] = chosen
         final[p].add(chosen)
         counts[chosen] += 1
+        placed.setdefault(a, []).append(s)
     return rep, fallbacks
+
+
+def _swap(
+    rep: IntArray, part: IntArray, final: dict[int, set[int]], placed: list[int], units: list[list[int]], p: int
+) -> int:
+    """A broker for partition ``p`` taken from a slot placed earlier, which moves to one of ``units`` (a broker
+    with flow left that holds ``p``); -1 if none fits."""
+    for unit in units:
+        b, left = unit
+        if not left:
+            continue
+        for t in reversed(placed):
+            q, b2 = int(part[t]), int(rep[t])
+            if b2 not in final[p] and b not in final[q]:
+                final[q].discard(b2)
+                final[q].add(b)
+                rep[t] = b
+                unit[1] -= 1
+                return b2
+    return -1
