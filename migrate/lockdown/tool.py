@@ -13,9 +13,7 @@ ZooKeeper shows a digest ACL's hash only to readers with ADMIN.
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ import orjson
 
 from controller.store.zk_acls import set_znode_acls
 from controller.zk.session import ZkSession
+from migrate.atomic import write_atomic
 from migrate.snapshot.export import walk
 from zkmodel.zk_acls import CONTROLLER_ROOTS, Acl, Identities, desired_acl, same_acl
 
@@ -84,12 +83,8 @@ def _load_backup(path: Path) -> dict[str, Any]:
 
 
 def _save_backup(path: Path, doc: dict[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "wb") as f:
-        f.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    # 0600 as before: the backup holds the cluster's ACLs, digest hashes included.
+    write_atomic(path, orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS), mode=0o600)
 
 
 def apply(session: ZkSession, who: Identities, backup: Path) -> int:

@@ -1,41 +1,23 @@
 """Writing the pipeline's files atomically: plan files in Kafka's reassignment JSON, and anything else.
 
-Each file goes to a temporary name in its directory and is renamed into place, so an interrupted run never
-leaves a half-written plan that ``reassign --execute`` would accept.
+Each file is written by :func:`migrate.atomic.write_atomic` (a temporary name, then a rename), so an interrupted
+run never leaves a half-written plan that ``reassign --execute`` would accept.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from migrate import atomic
 from migrate.reassign.plan_files import format_assignment
 
 TP = tuple[str, int]
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def write_atomic(path: str | Path, text: str | bytes) -> None:
-    """Write ``path`` through a temporary file and a rename. The file gets the mode a plain ``open`` would
-    (0666 less the umask), not mkstemp's 0600: reports and plans are meant to be shared."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode() if isinstance(text, str) else text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """A pipeline output: shared with whoever is told to read it (mode from the umask), its directory made."""
+    atomic.write_atomic(path, text, parents=True)
 
 
 def write_plan(
