@@ -22,8 +22,8 @@ UNITS = {
 }  # fmt: skip
 
 
-def _items(t: dict[str, Any]) -> Any:
-    """(cluster, check, example) for every check."""
+def _items(t: dict[str, Any], per_broker: Any, band: Any) -> Any:
+    """(cluster, check, example) for every check (``per_broker``/``band``: :func:`_broker_counts`, :func:`_bands`)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -66,7 +66,7 @@ def _items(t: dict[str, Any]) -> Any:
         .join(rack_info, ["cluster"])
         .where((F.col("norack") == 0) & (F.col("spread") < F.least("rf", "racks")))
     )  # fmt: skip
-    bands = _broker_counts(t).join(_bands(t), ["cluster"])
+    bands = per_broker.join(band, ["cluster"])
     has = F.col("replicas").isNotNull()
     replica_out = F.col("registered") & ((F.col("replicas") < F.col("rl")) | (F.col("replicas") > F.col("ru")))
     leader_out = F.col("registered") & ((F.col("preferred") < F.col("ll")) | (F.col("preferred") > F.col("lu")))
@@ -172,9 +172,21 @@ def _totals(t: dict[str, Any]) -> dict[str, dict[str, int]]:
 
 def summarize(tables: dict[str, Any], clusters: list[str]) -> list[ClusterSummary]:
     """A :class:`ClusterSummary` per cluster, in the order given (clusters with no rows at all included)."""
+    # Per-broker counts and bands feed both the skew checks and the driver's rows: computed once, kept (a few
+    # rows per broker), instead of re-reading every partition for each use.
+    per_broker = _broker_counts(tables).persist()
+    band = _bands(tables).persist()
+    try:
+        return _summarize(tables, clusters, per_broker, band)
+    finally:
+        per_broker.unpersist()
+        band.unpersist()
+
+
+def _summarize(tables: dict[str, Any], clusters: list[str], per_broker: Any, band_df: Any) -> list[ClusterSummary]:
     from pyspark.sql import functions as F
 
-    items = _items(tables)
+    items = _items(tables, per_broker, band_df)
     agg = items.groupBy("cluster", "check").agg(
         F.count("*").alias("count"),
         F.sort_array(F.collect_list(F.when(F.col("n") <= EXAMPLES, F.col("example")))).alias("examples"),
@@ -184,12 +196,12 @@ def summarize(tables: dict[str, Any], clusters: list[str]) -> list[ClusterSummar
         for r in agg.collect()
     }
     brokers: dict[str, list[BrokerRow]] = {}
-    for r in _broker_counts(tables).orderBy("cluster", "broker").collect():
+    for r in per_broker.orderBy("cluster", "broker").collect():
         brokers.setdefault(r["cluster"], []).append(
             BrokerRow(broker=int(r["broker"]), rack=r["rack"], registered=bool(r["registered"]),
                       replicas=int(r["replicas"]), leaders=int(r["leaders"]), preferred=int(r["preferred"]))
         )  # fmt: skip
-    bands = {r["cluster"]: r for r in _bands(tables).collect()}
+    bands = {r["cluster"]: r for r in band_df.collect()}
     totals = _totals(tables)
     out: list[ClusterSummary] = []
     for cluster in clusters:
