@@ -28,6 +28,7 @@ from typing import Any
 
 from migrate.pipeline import planning
 from migrate.pipeline.decode import decode_znode_records
+from migrate.pipeline.inputs import resolve
 from migrate.pipeline.progress import Stages
 from migrate.pipeline.run import Run
 from migrate.pipeline.session import spark_session
@@ -90,7 +91,7 @@ def baseline_decode(path: Path) -> tuple[float, int]:
 
 def run_one(spark: Any, sampler: PeakSampler, source: Path, out: Path, request: planning.PlanRequest) -> dict[str, Any]:
     run = Run(spark=spark, out=out, stages=Stages(spark))
-    run.ingest([str(source)])
+    run.ingest(resolve([str(source)]))
     run.report()
     (plan,) = run.plan(request)
     return {"stages": dict(run.stages.seconds), "plan": plan, "peak": sampler.peak}

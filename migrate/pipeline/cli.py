@@ -63,7 +63,7 @@ def _start(args: argparse.Namespace) -> Any:
     if getattr(args, "model", None):
         run.reuse(args.model)
     else:
-        run.ingest(args.inputs)
+        run.ingest(args.resolved)
     return run
 
 
@@ -84,7 +84,7 @@ def _check_inputs(args: argparse.Namespace) -> str | None:
     if not args.inputs:
         return "no inputs: give snapshot-row files or directories (or --model DIR)"
     try:
-        resolve(args.inputs)
+        args.resolved = resolve(args.inputs)  # checked once here, before any JVM; ingested as resolved
     except InputError as exc:
         return str(exc)
     return None

@@ -35,16 +35,16 @@ class Run:
     def model_dir(self) -> Path:
         return self.out / "model"
 
-    def ingest(self, specs: Sequence[str]) -> None:
-        """Read every input and decode it on the executors; then write and reopen the model tables."""
-        resolved = inputs.resolve(list(specs))
+    def ingest(self, resolved: Sequence[inputs.ClusterInput]) -> None:
+        """Read every input (:func:`inputs.resolve` checked them) and decode it on the executors; then write and
+        reopen the model tables."""
         self.sources = [f"{i.cluster}={i.path}" for i in resolved]
         self.clusters = [i.cluster for i in resolved]
         from pyspark import StorageLevel
         from pyspark.sql import functions as F
 
         with self.stages.stage("ingest"):
-            rows = inputs.read(self.spark, resolved).where(~F.col("path").rlike(decode.STRUCTURAL))
+            rows = inputs.read(self.spark, list(resolved)).where(~F.col("path").rlike(decode.STRUCTURAL))
             decoded = rows.mapInArrow(decode.decode_arrow, decode.DDL).persist(StorageLevel.MEMORY_AND_DISK)
             decoded.count()
         with self.stages.stage("model"):

@@ -11,6 +11,7 @@ import orjson
 import pyarrow.parquet as pq
 import pytest
 
+from migrate.pipeline.inputs import resolve
 from migrate.pipeline.progress import Stages
 from migrate.pipeline.run import Run
 from migrate.pipeline.summary import CHECK_IDS, ClusterSummary
@@ -47,7 +48,7 @@ def fleet(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, di
     _write(inputs / "clean.parquet", ClusterSpec(name="clean", seed=11, **base))
     _write(inputs / "skewed.jsonl", ClusterSpec(name="skewed", skew=0.5, seed=11, **base), "jsonl")
     run = Run(spark=spark, out=d / "out", stages=Stages(spark, quiet=True))
-    run.ingest([str(inputs)])
+    run.ingest(resolve([str(inputs)]))
     return run, {c["cluster"]: c for c in run.report()}
 
 
@@ -117,7 +118,7 @@ def test_unreadable_rows_become_malformed_records_not_failures(spark, tmp_path):
     lines.append(b'{"path": "/brokers/topics/x", "data": ')  # a truncated last line
     path.write_bytes(b"\n".join(lines) + b"\n")
     run = Run(spark=spark, out=tmp_path / "out", stages=Stages(spark, quiet=True))
-    run.ingest([str(path)])
+    run.ingest(resolve([str(path)]))
     (summary,) = run.report()
     finding = next(f for f in summary["findings"] if f["check"] == "malformed_znode")
     assert finding["count"] == 2
