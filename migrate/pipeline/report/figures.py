@@ -178,6 +178,14 @@ def _separators(fig: go.Figure, bounds: Sequence[int]) -> None:
         fig.add_vline(x=at - 0.5, line={"color": "#999", "width": 1, "dash": "dot"})
 
 
+def _line_label(fig: go.Figure, row: int, y: float, text: str, color: str) -> None:
+    """A label sitting on a horizontal reference line at the right edge of a subplot row."""
+    fig.add_annotation(
+        x=1, y=y, xref=f"x{_n(row)} domain", yref=f"y{_n(row)}", xanchor="right", yanchor="bottom",
+        showarrow=False, text=text, font={"size": 11, "color": color}, bgcolor="rgba(255,255,255,0.8)",
+    )  # fmt: skip
+
+
 def _band(fig: go.Figure, band: Sequence[int], row: int, what: str) -> None:
     low, high = band
     if high <= 0:
@@ -185,11 +193,7 @@ def _band(fig: go.Figure, band: Sequence[int], row: int, what: str) -> None:
     fig.add_hrect(y0=low, y1=high, row=row, col=1, fillcolor="#2ca02c", opacity=0.14, line_width=0, layer="above")
     for y in (low, high):
         fig.add_hline(y=y, row=row, col=1, line={"color": "#2ca02c", "width": 1, "dash": "dash"})
-    fig.add_annotation(
-        x=1, y=high, xref=f"x{_n(row)} domain", yref=f"y{_n(row)}", xanchor="right", yanchor="bottom",
-        showarrow=False, text=f"{what} band {low:,}\N{EN DASH}{high:,}", font={"size": 11, "color": "#1b7a1b"},
-        bgcolor="rgba(255,255,255,0.8)",
-    )  # fmt: skip
+    _line_label(fig, row, high, f"{what} band {low:,}\N{EN DASH}{high:,}", "#1b7a1b")
 
 
 def brokers_figure(cluster: ClusterSummary) -> go.Figure | None:
@@ -349,11 +353,7 @@ def plan_figure(plan: PlanSummary) -> go.Figure | None:
         if keep:
             mean = sum(keep) / len(keep)
             fig.add_hline(y=mean, row=row, col=1, line={"color": "#1f4f8f", "width": 1, "dash": "dash"})
-            fig.add_annotation(
-                x=1, y=mean, xref=f"x{_n(row)} domain", yref=f"y{_n(row)}", xanchor="right", yanchor="bottom",
-                showarrow=False, text=f"average after {mean:,.1f}", font={"size": 11, "color": "#1f4f8f"},
-                bgcolor="rgba(255,255,255,0.8)",
-            )  # fmt: skip
+            _line_label(fig, row, mean, f"average after {mean:,.1f}", "#1f4f8f")
     fig.update_xaxes(type="category", categoryorder="array", categoryarray=xs)
     ids_named = ", ".join(str(b) for b in sorted(named)) if len(named) <= 8 else f"{len(named)} brokers"
     what = f"; {verb}: {ids_named}, orange" if named else ""
