@@ -155,6 +155,13 @@ class NodeMetrics:
         self.forwarding_enabled = gauge(
             "bridgekeeper_forwarding_enabled", "1 if this broker's IBP is at or above the forwarding gate"
         )
+        #: The node's protocol versions as labels (value 1): a rolling IBP bump is watched from outside, and
+        #: a rehearsal checks each restarted node really runs the IBP it was given, not what its file says.
+        self.protocol = Gauge(
+            "bridgekeeper_node_protocol_info", "1, labelled with this node's inter.broker.protocol.version and "
+            "its forwarding gate (bridgekeeper.forwarding.min.ibp)",
+            ["broker_id", "inter_broker_protocol_version", "forwarding_min_ibp"], registry=r,
+        )  # fmt: skip
         self.forwarded = Counter(
             "bridgekeeper_forwarding_client_requests", "Client requests forwarded to the controller "
             "(KIP-590 num-client-forwarding-to-controller-rate/-count)", ["broker_id"], registry=r,

@@ -241,6 +241,11 @@ class Node:
             )
             self.forwarder.start()
         self.metrics.forwarding_enabled.labels(str(self.config.broker_id)).set(1 if self.forwarding_enabled else 0)
+        self.metrics.protocol.labels(
+            str(self.config.broker_id),
+            self.config.inter_broker_protocol_version.version,
+            self.config.forwarding_min_ibp.version,
+        ).set(1)
         dispatcher = Dispatcher(
             handlers,
             self.supported,

@@ -109,11 +109,13 @@ def register(
     ``zk get`` / ``zk scram`` in the ``zk`` group."""
     from migrate.lockdown.cli import register as register_lockdown
     from migrate.pipeline.cli import register as register_pipeline
+    from migrate.rehearse.cli import register as register_rehearse
     from migrate.snapshot.cli import register as register_snapshot
     from migrate.snapshot.synth_cli import register as register_synth
 
     register_snapshot(sub)
     register_lockdown(sub)
+    register_rehearse(sub)
     pipeline = sub.add_parser(
         "pipeline", help="the fleet pipeline: model tables, readiness reports, reassignment plans"
     )

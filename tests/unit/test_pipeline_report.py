@@ -11,16 +11,15 @@ import os
 import random
 import re
 import shutil
-import subprocess
-from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any, cast
 
 import orjson
 import pytest
 
 from migrate.pipeline.report import render_html, write_report
 from migrate.pipeline.summary import CHECKS, BrokerRow, ClusterSummary, Finding, PlanSummary, RackRow, Summary
+from tests import htmlcheck
+from tests.htmlcheck import Refs, chromium
 
 HOSTILE_TOPIC = '<script>alert("topic")</script>'
 HOSTILE_RACK = "<img src=x onerror=alert(1)>"
@@ -28,7 +27,6 @@ UNITS = {
     "malformed_znode": "znodes", "topic_v1": "topics", "no_topic_id": "topics", "delete_marker": "topics",
     "replica_skew": "brokers", "leader_skew": "brokers",
 }  # fmt: skip
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 
 def _band(values: list[int]) -> list[int]:
@@ -236,39 +234,10 @@ def test_violations_are_listed_and_plans_are_optional():
     assert 'id="plans"' not in page and "fig-plan" not in page
 
 
-class _Refs(HTMLParser):
-    """Every URL-bearing attribute, script tag and style text of a document (not the strings inside scripts)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.urls: list[str] = []
-        self.scripts: list[dict[str, str | None]] = []
-        self.styles: list[str] = []
-        self._in_style = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = dict(attrs)
-        self.urls += [v or "" for k, v in attrs if k in ("src", "href", "srcset", "action", "data", "poster")]
-        if a.get("style"):
-            self.styles.append(a["style"] or "")
-        if tag == "script":
-            self.scripts.append(a)
-        if tag == "link":
-            self.urls.append(f"<link {a}>")
-        self._in_style = tag == "style"
-
-    def handle_endtag(self, tag: str) -> None:
-        self._in_style = False
-
-    def handle_data(self, data: str) -> None:
-        if self._in_style:
-            self.styles.append(data)
-
-
 @pytest.mark.parametrize("make", [fleet, edge_cases, one_cluster])
 def test_the_page_loads_nothing_from_the_network(make):
     page = render_html(make())
-    refs = _Refs()
+    refs = Refs()
     refs.feed(page)
     assert refs.urls and all(u.startswith("#") for u in refs.urls), [u for u in refs.urls if not u.startswith("#")]
     assert refs.scripts and all("src" not in s for s in refs.scripts)
@@ -346,49 +315,25 @@ def test_a_failed_write_leaves_the_previous_report_whole(tmp_path, monkeypatch):
 # --- in a real browser --------------------------------------------------------------------------------------------
 
 
-def _chromium(tmp: Path, html: Path, *action: str, timeout: float = 60) -> str:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: run ./dev (it installs Debian's chromium) to look at the report headless")
-    proc = subprocess.run(
-        [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-         "--window-size=1400,2400", "--virtual-time-budget=10000", f"--user-data-dir={tmp / 'profile'}",
-         *action, html.as_uri()],
-        capture_output=True, text=True, timeout=timeout, cwd=tmp, check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc.stdout
-
-
-def _drawn(dom: str) -> dict[str, int]:
-    """Per figure div: how many plotly SVG roots it holds (plotly.js puts two ``main-svg`` in every plot)."""
-    parts = re.split(r'<div id="(fig-[^"]+)" class="[^"]*plotly-graph-div', dom)
-    return {parts[i]: parts[i + 1].count('class="main-svg"') for i in range(1, len(parts), 2)}
-
-
 @pytest.mark.parametrize("make", [fleet, edge_cases], ids=["fleet", "edge-cases"])
 def test_chromium_draws_every_figure_offline(tmp_path, make):
     s = make()
     page = tmp_path / "report.html"
     write_report(s, page)
     figures = re.findall(r'<div id="(fig-[^"]+)" class="plotly-graph-div"', page.read_text())
-    dom = _chromium(tmp_path, page, "--dump-dom")
-    drawn = _drawn(dom)
+    dom = chromium(tmp_path, page, "--dump-dom")
+    drawn = htmlcheck.drawn(dom)
     assert list(drawn) == figures and all(n >= 1 for n in drawn.values()), drawn
     assert dom.count('class="main-svg"') >= 2 * len(figures)
     if make is edge_cases:  # the 200-broker plot (and two unregistered ids) drew its axis
         assert "broker id (202 brokers, grouped by rack)" in dom
         return
     png = tmp_path / "report.png"
-    _chromium(tmp_path, page, f"--screenshot={png}")
+    chromium(tmp_path, page, f"--screenshot={png}")
     if target := os.environ.get("BK_REPORT_SCREENSHOT"):
         Path(target).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(png, target)
     _assert_not_blank(png)
-
-
-def _colours(im: Any) -> list[tuple[int, tuple[int, int, int]]]:
-    """(pixel count, RGB) for every colour of an RGB image."""
-    return cast(list[tuple[int, tuple[int, int, int]]], im.getcolors(maxcolors=1 << 22) or [])
 
 
 def _assert_not_blank(png: Path) -> None:
@@ -397,12 +342,12 @@ def _assert_not_blank(png: Path) -> None:
     with Image.open(png) as im:
         rgb = im.convert("RGB")
     assert rgb.size == (1400, 2400)
-    colours = _colours(rgb)
+    colours = htmlcheck.colours(rgb)
     assert len(colours) > 500, f"only {len(colours)} colours: the page looks blank"
     # The fleet heatmap and the first cluster's broker plot sit in the lower two thirds: saturated pixels there
     # are plotly's drawing (text and tables are grey or pastel).
     plot_area = rgb.crop((0, 800, 1400, 2400))
-    saturated = sum(n for n, (r, g, b) in _colours(plot_area) if max(r, g, b) - min(r, g, b) > 80)
+    saturated = sum(n for n, (r, g, b) in htmlcheck.colours(plot_area) if max(r, g, b) - min(r, g, b) > 80)
     assert saturated > 20_000, f"only {saturated} saturated pixels below the tables: no plot was drawn"
     white = next((n for n, c in colours if c == (255, 255, 255)), 0)
     assert white < 0.9 * 1400 * 2400

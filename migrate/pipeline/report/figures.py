@@ -12,7 +12,6 @@ into the literal text when it draws it.
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -20,13 +19,11 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from migrate.htmlreport import TABLEAU10, TEMPLATE, label
 from migrate.pipeline.summary import CHECKS, BrokerRow, ClusterSummary, PlanSummary, RackRow, Severity
 
-FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
-#: Tableau 10: distinct in print and for the common colour-vision deficiencies; racks cycle through it.
-RACK_COLOURS = (
-    "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#ff9da7", "#e15759", "#bab0ac",
-)  # fmt: skip
+#: Racks cycle through Tableau 10.
+RACK_COLOURS = TABLEAU10
 UNREGISTERED = "#d62728"
 SEVERITY_SCALES: dict[Severity, list[list[Any]]] = {
     "blocker": [[0.0, "#f6c9c5"], [1.0, "#9e1b16"]],
@@ -43,34 +40,6 @@ SHORT_TITLES = {
     "preferred_leader_imbalance": "not preferred", "not_rack_aware": "rack-unaware", "replica_skew": "replica skew",
     "leader_skew": "leader skew",
 }  # fmt: skip
-
-#: A template of our own: plotly's default one would be embedded (~10 kB) in every figure of the page.
-TEMPLATE = go.layout.Template(
-    layout={
-        "font": {"family": FONT, "size": 12, "color": "#222"},
-        "paper_bgcolor": "#ffffff",
-        "plot_bgcolor": "#ffffff",
-        "colorway": list(RACK_COLOURS),
-        "margin": {"l": 64, "r": 24, "t": 56, "b": 56},
-        "hoverlabel": {"font": {"family": FONT}},
-        "xaxis": {"showgrid": False, "linecolor": "#888", "ticks": "outside", "tickcolor": "#888", "automargin": True},
-        "yaxis": {"gridcolor": "#e6e6e6", "zerolinecolor": "#888", "automargin": True, "rangemode": "tozero"},
-        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.06, "xanchor": "left", "x": 0},
-    }
-)
-CONFIG = {"displaylogo": False, "responsive": True}
-
-
-def label(text: str) -> str:
-    """A foreign name as plotly must receive it to draw it literally (see the module docstring)."""
-    return html.escape(text, quote=False)
-
-
-def to_div(fig: go.Figure, div_id: str) -> str:
-    """The figure as a ``<div>`` + ``<script>`` for the page; plotly.js itself is embedded once by the page, and
-    the id is ours so the same summary always renders to the same document."""
-    out: str = fig.to_html(full_html=False, include_plotlyjs=False, config=CONFIG, div_id=div_id)
-    return out
 
 
 def unit_for(count: int, unit: str) -> str:

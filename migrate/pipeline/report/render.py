@@ -23,9 +23,10 @@ from pathlib import Path
 import jinja2
 import orjson
 import plotly.graph_objects as go
-import plotly.offline
 from markupsafe import Markup
 
+from migrate import htmlreport
+from migrate.htmlreport import plotly_js
 from migrate.pipeline.outputs import write_atomic
 from migrate.pipeline.report import figures
 from migrate.pipeline.summary import CHECKS, ClusterSummary, Finding, PlanSummary, Severity, Summary
@@ -35,17 +36,6 @@ RANK: dict[Severity, int] = {"blocker": 0, "warning": 1, "info": 2}
 #: The findings matrix's columns: blockers, then warnings, then info, in CHECKS order within each.
 COLUMNS = sorted(CHECKS, key=lambda c: RANK[c[1]])
 VERDICTS = ("blockers", "warnings", "ready")  # worst first
-
-
-@functools.cache
-def plotly_js() -> Markup:
-    """plotly.js from the installed package (read once per process: it is ~5 MB). Inlined in a ``<script>``, so
-    it must not contain the end tag: none does today, and a release that did would cut the page short with no
-    error, so it is refused here instead."""
-    js = plotly.offline.get_plotlyjs()
-    if "</script" in js.lower():
-        raise RuntimeError("plotly.js contains '</script': it cannot be inlined")
-    return Markup(js)  # plotly's own bundle, not input
 
 
 @dataclass
@@ -154,7 +144,7 @@ def _cluster_view(c: ClusterSummary, anchor: str) -> ClusterView:
 def _div(fig: go.Figure | None, div_id: str) -> Markup | None:
     if fig is None:
         return None
-    return Markup(figures.to_div(fig, div_id))  # plotly's output: its JSON escapes < > /
+    return htmlreport.to_div(fig, div_id)
 
 
 def _plan_view(i: int, p: PlanSummary, anchors: dict[str, str]) -> PlanView:
@@ -214,19 +204,13 @@ def build_view(summary: Summary) -> View:
     return View(
         summary=summary, verdict=_fleet_verdict(views), worst=worst, plans_verdict=_plans_verdict(summary["plans"]),
         clusters=views, plans=plans, columns=COLUMNS, groups=[(s, n) for s, n in groups if n], fleet_fig=fleet_fig,
-        stages=list(summary.get("stages", {}).items()), plotly_version=plotly.offline.get_plotlyjs_version(),
+        stages=list(summary.get("stages", {}).items()), plotly_version=htmlreport.plotly_version(),
     )  # fmt: skip
 
 
 @functools.cache
 def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("migrate.pipeline.report", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    env = htmlreport.environment("migrate.pipeline.report")
     env.filters["num"] = lambda n: f"{n:,}"
     env.filters["short"] = lambda cid: figures.SHORT_TITLES.get(cid, cid)
     return env

@@ -1,0 +1,8 @@
+"""``bridgekeeper rehearse``: the two-phase rolling upgrade (roll the binaries at the pinned IBP, then roll again
+with the new IBP), rehearsed under live client load with named checks after every step and a report.
+
+Rooms: ``cli`` (flags, exit codes), ``run`` (the phases and steps), ``cluster`` (a stack it starts or one it
+attaches to), ``drills`` (faults), ``load`` (client processes) and ``ledger`` (their writes against ZooKeeper),
+``state`` (what ZooKeeper says: canRoll, ISRs), ``observe`` (metrics and controller watch), ``zkrecords`` (who
+wrote, from ZooKeeper's transaction log), ``checks``, ``display`` (live view), ``report`` (HTML + JSON).
+"""

@@ -1,0 +1,177 @@
+"""``bridgekeeper rehearse``'s command line. Every flag is checked before anything starts (a bad IBP, an unknown
+drill, a ``--node-set`` for a node that does not exist), each refusal one line and exit 2. Exit 0 means every
+check passed; 1 means the rehearsal ran and something failed (the report says what), or it could not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from controller.cliutil import positive_int
+
+if TYPE_CHECKING:
+    from migrate.rehearse.cluster import Cluster
+
+DRILL_NAMES = ("kill-controller", "pause-zookeeper", "restart-during-reassignment", "expire-session")
+CLIENTS = ("confluent-kafka", "kafka-python")
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a fraction between 0 and 1, got {text!r}") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction between 0 and 1, got {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def _node_set(text: str) -> tuple[int, str, str]:
+    node, sep, setting = text.partition(":")
+    key, eq, value = setting.partition("=")
+    if not sep or not node.isdigit() or not eq or not key:
+        raise argparse.ArgumentTypeError(f"expected BROKER_ID:KEY=VALUE, got {text!r}")
+    return int(node), key.strip(), value.strip()
+
+
+def _error(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def cmd_rehearse(args: argparse.Namespace) -> int:
+    from controller.config import ConfigError, parse_overrides
+    from migrate.rehearse.cluster import AttachedCluster, ClusterError, OwnedCluster
+    from zkmodel.ibp import parse_ibp_config
+
+    try:
+        from_ibp = parse_ibp_config(args.from_ibp)
+    except ValueError as exc:
+        return _error(f"--from-ibp: {exc}")
+    try:
+        to_ibp = parse_ibp_config(args.to_ibp)
+    except ValueError as exc:
+        return _error(f"--to-ibp: {exc}")
+    if to_ibp < from_ibp:
+        return _error(f"--to-ibp {to_ibp.version} is below --from-ibp {from_ibp.version}: an IBP cannot be lowered")
+    clients = tuple(dict.fromkeys(args.client or CLIENTS))
+    try:
+        overrides = parse_overrides(args.set)
+    except ConfigError as exc:
+        return _error(str(exc))
+    node_overrides: dict[int, dict[str, str]] = {}
+    for node, key, value in args.node_set:
+        if args.attach is None and not 1 <= node <= args.nodes:
+            return _error(f"--node-set {node}:{key}: there is no node {node} (nodes are 1..{args.nodes})")
+        node_overrides.setdefault(node, {})[key] = value
+    if args.attach is not None and args.lockdown:
+        return _error("--lockdown needs the nodes' ZooKeeper identities, which rehearse sets only on the nodes it "
+                      "starts; on your cluster run 'bridgekeeper lockdown' after the rehearsal")  # fmt: skip
+    if args.attach is not None and (args.node_set or args.set):
+        return _error("--set and --node-set configure the nodes rehearse starts; with --attach, configure your nodes")
+    if "pause-zookeeper" in args.drill and args.attach is None and args.zk_servers < 3:
+        print("note: pause-zookeeper with one ZooKeeper server stalls every node for the pause", file=sys.stderr)
+    out_dir = Path(args.out or tempfile.mkdtemp(prefix="bk-rehearse-")).resolve()
+    if out_dir.exists() and any(out_dir.iterdir()):
+        return _error(f"--out {out_dir} is not empty (a rehearsal writes its report and artefacts there)")
+    overrides.setdefault("zookeeper.session.timeout.ms", str(args.session_timeout_ms))
+    cluster: Cluster
+    try:
+        if args.attach is not None:
+            cluster = AttachedCluster(Path(args.attach), args.drill, bump=to_ibp != from_ibp)
+        else:
+            cluster = OwnedCluster(nodes=args.nodes, zk_servers=args.zk_servers, ibp=from_ibp.version,
+                                   data_dir=out_dir / "cluster", overrides=overrides,
+                                   node_overrides=node_overrides)  # fmt: skip
+    except ClusterError as exc:
+        return _error(str(exc))
+    return _run(args, cluster, from_ibp.version, to_ibp.version, clients, out_dir)
+
+
+def _run(args: argparse.Namespace, cluster: Cluster, from_ibp: str, to_ibp: str, clients: tuple[str, ...],
+         out_dir: Path) -> int:  # fmt: skip
+    from controller.devstack.localzk import ZooKeeperError
+    from migrate.rehearse.cluster import ClusterError
+    from migrate.rehearse.display import Display
+    from migrate.rehearse.load import LoadError
+    from migrate.rehearse.report import write_report
+    from migrate.rehearse.run import Options, Rehearsal
+
+    opts = Options(
+        from_ibp=from_ibp, to_ibp=to_ibp, out_dir=out_dir, drills=list(args.drill), lockdown=args.lockdown,
+        rate=args.rate, clients=clients, error_threshold=args.error_threshold,
+        step_settle=args.settle, isr_timeout=args.isr_timeout,
+        min_isr_timeout=args.min_isr_timeout, restart_timeout=args.restart_timeout,
+        reassignment_timeout=args.reassignment_timeout, zk_pause=args.zk_pause,
+        session_timeout_ms=args.session_timeout_ms,
+    )  # fmt: skip
+    with Display() as display:
+        display.line(f"rehearsing {from_ibp} -> {to_ibp}; report and artefacts in {out_dir}")
+        rehearsal = Rehearsal(opts, cluster, display)
+        try:
+            doc = rehearsal.run()
+        except (ClusterError, ZooKeeperError, LoadError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            print("interrupted: the cluster is being stopped", file=sys.stderr)
+            return 130
+        finally:
+            display.status("stopping")
+            rehearsal.close()
+        html, json_path = write_report(doc, out_dir)
+    failed = sorted({c["name"] for c in doc["checks"] if c["verdict"] == "fail"})
+    verdict = "PASSED" if doc["passed"] else "FAILED" + (f": {', '.join(failed)}" if failed else "")
+    print(f"rehearsal {verdict}\nreport: {html}\njson: {json_path}")
+    return doc["exit_code"]
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    r = sub.add_parser(
+        "rehearse", help="rehearse the two-phase rolling upgrade (binaries, then IBP) under live client load",
+        description="Start a ZooKeeper ensemble and N nodes at --from-ibp (or --attach to a running cluster), roll "
+        "every node (same IBP), roll again with --to-ibp, optionally lock ZooKeeper down, with real clients "
+        "writing throughout and named checks after every step. Writes report.html and rehearsal.json; exit 0 "
+        "only when every check passed.",
+    )  # fmt: skip
+    r.add_argument("--from-ibp", required=True, help="the IBP the cluster runs now, e.g. 3.3-IV3")
+    r.add_argument("--to-ibp", required=True, help="the IBP to bump to in the second roll, e.g. 3.4-IV0")
+    r.add_argument("--nodes", type=positive_int, default=3, help="nodes to start (default 3)")
+    r.add_argument("--zk-servers", type=int, choices=(1, 3), default=3, help="ZooKeeper servers to start (default 3)")
+    r.add_argument("--attach", metavar="INVENTORY", help="rehearse on a running cluster described by this JSON file")
+    r.add_argument("--lockdown", action="store_true", help="lock ZooKeeper's ACLs after the bump (lockdown apply)")
+    r.add_argument("--drill", action="append", default=[], choices=DRILL_NAMES,
+                   help="a fault to inject mid-roll (repeatable)")  # fmt: skip
+    r.add_argument("--out", help="directory for the report and artefacts (default: a new temporary directory)")
+    r.add_argument("--rate", type=_seconds, default=8.0, help="client operations per second, all clients (default 8)")
+    r.add_argument("--client", action="append", choices=CLIENTS, help="client libraries for the load (default both)")
+    r.add_argument("--error-threshold", type=_fraction, default=0.1,
+                   help="largest share of failed client operations per step (default 0.1)")  # fmt: skip
+    r.add_argument("--isr-timeout", type=_seconds, default=60.0, help="wait for a node to rejoin its ISRs (s)")
+    r.add_argument("--min-isr-timeout", type=_seconds, default=60.0,
+                   help="wait for a node to be safe to restart (min.insync.replicas) (s)")  # fmt: skip
+    r.add_argument("--restart-timeout", type=_seconds, default=90.0, help="wait for a node to start (s)")
+    r.add_argument("--reassignment-timeout", type=_seconds, default=120.0, help="wait for reassignments (s)")
+    r.add_argument("--settle", type=_seconds, default=2.0,
+                   help="seconds of client load after each restart before the step's checks (default 2)")  # fmt: skip
+    r.add_argument("--zk-pause", type=_seconds, default=4.0, help="how long pause-zookeeper freezes a server (s)")
+    r.add_argument("--session-timeout-ms", type=positive_int, default=6000,
+                   help="zookeeper.session.timeout.ms of the nodes rehearse starts (default 6000)")  # fmt: skip
+    r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="node config for every node")
+    r.add_argument("--node-set", action="append", default=[], type=_node_set, metavar="ID:KEY=VALUE",
+                   help="node config for one node (e.g. a deliberate misconfiguration)")  # fmt: skip
+    r.set_defaults(func=cmd_rehearse)
