@@ -7,6 +7,8 @@ apart: handlers hop to worker threads for blocking controller calls.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -65,5 +67,18 @@ class WireRuntime:
             return
         for server in self.servers:
             asyncio.run_coroutine_threadsafe(server.stop(), self.loop).result(timeout=30)
+        # A connection still waiting on its handler (a ZooKeeper write in a thread) is cancelled and unwound here:
+        # a task left pending on a stopped loop is destroyed at exit with asyncio's "Task was destroyed but it
+        # is pending!" error in the node log, and its finally blocks (connection counts, on_close) never run.
+        with contextlib.suppress(TimeoutError, concurrent.futures.TimeoutError):
+            asyncio.run_coroutine_threadsafe(_cancel_pending(), self.loop).result(timeout=10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(timeout=10)
+
+
+async def _cancel_pending() -> None:
+    me = asyncio.current_task()
+    rest = [t for t in asyncio.all_tasks() if t is not me]
+    for task in rest:
+        task.cancel()
+    await asyncio.gather(*rest, return_exceptions=True)
