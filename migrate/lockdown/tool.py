@@ -93,9 +93,9 @@ def apply(session: ZkSession, who: Identities, backup: Path) -> int:
     for path, acl, _wanted in changes:
         doc["acls"].setdefault(path, [list(a) for a in acl])  # the first saved ACL is the original one
     _save_backup(backup, doc)
-    for path, _acl, wanted in changes:
-        set_znode_acls(session, path, wanted)
-    print(f"{len(changes)} znode(s) locked; previous ACLs saved in {backup}")
+    gone = sum(not set_znode_acls(session, path, wanted) for path, _acl, wanted in changes)
+    vanished = f" ({gone} deleted meanwhile)" if gone else ""
+    print(f"{len(changes) - gone} znode(s) locked{vanished}; previous ACLs saved in {backup}")
     return 0
 
 
@@ -118,7 +118,9 @@ def revert(session: ZkSession, backup: Path) -> int:
         if found.get(path) is None:
             skipped += 1
             continue
-        set_znode_acls(session, path, [(int(p), str(s), str(i)) for p, s, i in saved])
+        if not set_znode_acls(session, path, [(int(p), str(s), str(i)) for p, s, i in saved]):
+            skipped += 1
+            continue
         restored += 1
     print(f"{restored} znode(s) restored from {backup}" + (f"; {skipped} no longer exist" if skipped else ""))
     return 0

@@ -89,6 +89,7 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
     if out_dir.exists() and any(out_dir.iterdir()):
         return _error(f"--out {out_dir} is not empty (a rehearsal writes its report and artefacts there)")
     overrides.setdefault("zookeeper.session.timeout.ms", str(args.session_timeout_ms))
+
     cluster: Cluster
     try:
         if args.attach is not None:
@@ -130,6 +131,12 @@ def _run(args: argparse.Namespace, cluster: Cluster, from_ibp: str, to_ibp: str,
         except KeyboardInterrupt:
             print("interrupted: the cluster is being stopped", file=sys.stderr)
             return 130
+        except Exception as exc:  # a fault no step expected: name it, keep what was recorded, never a traceback
+            doc = rehearsal.document(failure=f"{type(exc).__name__}: {exc}")
+            write_report(doc, out_dir)
+            print(f"error: the rehearsal stopped on {type(exc).__name__}: {exc}; what it recorded until then is in "
+                  f"{out_dir / 'report.html'}", file=sys.stderr)  # fmt: skip
+            return 1
         finally:
             display.status("stopping")
             rehearsal.close()

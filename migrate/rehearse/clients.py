@@ -21,6 +21,8 @@ How ``error`` and ``retriable`` are classified:
   NOT_CONTROLLER answer and one retry, is recorded as ``NOT_CONTROLLER``.
 - ``OpDeadlineExceeded``: the operation outlived the worker's own deadline (request timeout + 5 s); it is left
   running in the background and the entity is poisoned like any other failure.
+- A Kafka error that Kafka itself retries (its exception extends RetriableException: NOT_CONTROLLER,
+  LEADER_NOT_AVAILABLE ...) counts as retriable whatever the client's flag says.
 - Timeouts and transport errors count as retriable whatever the client's flag says: librdkafka sets the flag
   only on some errors (an admin result's ``REQUEST_TIMED_OUT`` comes back with ``retriable() == False``) though
   retrying is exactly what a caller does with them. Everything else keeps the client's flag.
@@ -61,11 +63,22 @@ TIMEOUTS = frozenset({
 })  # fmt: skip
 
 
+def _kafka_retriable(name: str) -> bool:
+    """Kafka's own verdict for a protocol error by name (its exception extends RetriableException): librdkafka's
+    flag says False for some that Kafka retries, NOT_CONTROLLER among them, seen whenever the controller moves."""
+    from zkmodel.errorcodes import by_name
+
+    try:
+        return by_name(name).retriable
+    except (KeyError, ValueError):
+        return False
+
+
 class OpFailed(Exception):
     def __init__(self, error: str, retriable: bool, detail: str = "") -> None:
         super().__init__(f"{error}: {detail}" if detail else error)
         self.error = error
-        self.retriable = retriable or error in TIMEOUTS
+        self.retriable = retriable or error in TIMEOUTS or _kafka_retriable(error)
 
 
 @dataclass(frozen=True)

@@ -336,9 +336,17 @@ class Rehearsal:
                          digest_identity(f"digest:{BROKER_IDENTITY}", "broker"))  # fmt: skip
         backup = self.o.out_dir / "lockdown-backup.json"
         out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            tool.apply(self.session, who, backup)
-            verified = tool.verify(self.session, who)
+        # Quiet while locking: the nodes here run without zookeeper.set.acl (below the gate brokers still write
+        # with their own identity), so a znode created between apply and verify would carry the open ACL.
+        if self.load is not None:
+            self.load.pause()
+        try:
+            with contextlib.redirect_stdout(out):
+                tool.apply(self.session, who, backup)
+                verified = tool.verify(self.session, who)
+        finally:
+            if self.load is not None:
+                self.load.resume()
         rec["detail"] = " ".join(out.getvalue().split("\n")[:2]).strip()
         self.artefacts.append(
             {
@@ -459,7 +467,14 @@ class Rehearsal:
         return [o for o in self.load.records() if start < o["ended"] <= end]
 
     # -- the record ---------------------------------------------------------------------------------------------
-    def document(self) -> RehearsalDoc:
+    def document(self, failure: str | None = None) -> RehearsalDoc:
+        """The record so far; ``failure`` (an exception that stopped the run) is recorded as a failed step."""
+        if failure is not None:
+            self._aborted = True
+            now = time.time()
+            self.steps.append({"index": len(self.steps), "name": "stopped", "phase": "post-flight", "kind": "check",
+                               "node": None, "started": now, "ended": now, "outcome": "failed", "detail": failure,
+                               "waits": []})  # fmt: skip
         routes, events = self.monitor.snapshot() if self.monitor else ([], [])
         ops = self.load.records() if self.load else []
         passed = bool(self.checks) and all(c["verdict"] == "pass" for c in self.checks) and not self._aborted

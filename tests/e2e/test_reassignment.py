@@ -13,6 +13,7 @@ from kafka.admin import KafkaAdminClient, NewTopic
 
 from controller.devstack.stack import Stack
 from tests.integration.cluster import wait_for
+from tests.stackutil import controller_id, every_node_sees_every_broker
 from zkmodel import paths
 from zkmodel.topics import PartitionState, TopicAssignment
 
@@ -178,6 +179,10 @@ def test_below_topic_ids_leaders_write_the_isr_and_reassignments_complete(tmp_pa
         admin = KafkaAdminClient(
             bootstrap_servers=",".join(f"127.0.0.1:{n.port}" for n in stack.nodes), request_timeout_ms=60000
         )
+        # The nodes are ready before the elected controller has finished loading: until then it answers
+        # NOT_CONTROLLER, which kafka-python retries only once ("Failed to find active controller id!").
+        wait_for(lambda: controller_id(zk) is not None, 60, "a controller")
+        every_node_sees_every_broker(stack)
         admin.create_topics([NewTopic("legacy", num_partitions=2, replication_factor=1)], timeout_ms=30000)
         before = TopicAssignment.decode("t", zk.get(paths.topic("legacy"))[0])
         assert before.topic_id is None  # no topic ids below 2.8-IV0
