@@ -17,7 +17,8 @@ kafka-zk-facts §1, and our nodes' two ZooKeeper identities):
   parents, ALL on their own children. With no ``--broker-identity`` those grants go to ``world:anyone``
   (anyone could then register a broker id), which the plan says;
 * **everyone** keeps READ, except under Kafka's sensitive roots (``/config/users``, ``/config/brokers``,
-  ``/delegation_token/tokens``: credentials), as Kafka's own ``zookeeper.set.acl`` does;
+  ``/delegation_token/tokens``: credentials), as Kafka's own ``zookeeper.set.acl`` does; there the broker
+  identity (when given) gets READ, since brokers read their dynamic configs and SCRAM credentials;
 * ``/zookeeper``, ``/consumers`` and anything that is not Kafka's are left alone, as ZkSecurityMigrator does.
 """
 
@@ -91,6 +92,11 @@ def desired_acl(path: str, who: Identities) -> list[Acl]:
         acl.append((ALL, *who.brokers))  # a broker's own registration or notification
     if not path.startswith(SENSITIVE_ROOTS):
         acl.append((READ, *WORLD))
+    elif who.broker is not None:
+        # Brokers read their dynamic configs (replication throttles) and SCRAM credentials here; Kafka's brokers
+        # share the creating identity, ours have their own (found by `rehearse --lockdown`: a broker's replica
+        # catch-up stopped at NoAuth on /config/brokers).
+        acl.append((READ, *who.broker))
     return _canonical(acl)
 
 

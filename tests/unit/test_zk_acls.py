@@ -40,8 +40,9 @@ def test_digest_identity_is_zookeepers_stored_form() -> None:
         ("/", [(ALL, *C), (READ, "world", "anyone")]),
         ("/brokers/topics/t", [(ALL, *C), (READ, "world", "anyone")]),
         ("/brokers/topics/t/partitions/0/state", [(ALL, *C), (READ, "world", "anyone")]),
-        ("/config/users/alice", [(ALL, *C)]),  # credentials: no world READ
-        ("/config/brokers", [(ALL, *C)]),
+        # credentials: no world READ, but brokers read their dynamic configs and SCRAM credentials
+        ("/config/users/alice", [(ALL, *C), (READ, *B)]),
+        ("/config/brokers", [(ALL, *C), (READ, *B)]),
         ("/brokers/ids", [(ALL, *C), (CREATE | DELETE | READ, *B), (READ, "world", "anyone")]),
         ("/brokers/ids/3", [(ALL, *C), (ALL, *B), (READ, "world", "anyone")]),
         ("/brokers/seqid", [(ALL, *C), (ALL, *B), (READ, "world", "anyone")]),
@@ -56,6 +57,10 @@ def test_without_a_broker_identity_what_brokers_write_is_open_to_everyone() -> N
     assert same_acl(
         desired_acl("/brokers/ids", Identities(C)), [(ALL, *C), (CREATE | DELETE | READ, "world", "anyone")]
     )
+
+
+def test_credentials_stay_closed_to_everyone_without_a_broker_identity() -> None:
+    assert desired_acl("/config/users/alice", Identities(C)) == [(ALL, *C)]
 
 
 def test_scope_is_kafkas_secure_roots() -> None:
