@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from migrate.rehearse import admin
 from migrate.rehearse.run import MOVED, StepFailed
+from migrate.rehearse.state import Broker
 
 if TYPE_CHECKING:
     from migrate.rehearse.model import StepRecord
@@ -32,11 +33,13 @@ def _mark(rh: Rehearsal, label: str) -> None:
     rh.monitor.mark("drill", label)
 
 
-def _controller(rh: Rehearsal) -> int:
-    c = rh._snap().controller
-    if c is None:
+def _aim(rh: Rehearsal) -> tuple[int, Broker | None]:
+    """The active controller and its registration now (one read): the drill's target, and the czxid its
+    re-registration must differ from."""
+    snap = rh._snap()
+    if snap.controller is None:
         raise StepFailed("no active controller to aim the drill at")
-    return c
+    return snap.controller, snap.brokers.get(snap.controller)
 
 
 def _all_in_sync(rh: Rehearsal) -> tuple[bool, str]:
@@ -49,8 +52,7 @@ def _all_in_sync(rh: Rehearsal) -> tuple[bool, str]:
 
 
 def kill_controller(rh: Rehearsal, rec: StepRecord) -> None:
-    victim = _controller(rh)
-    old = rh._snap().brokers.get(victim)
+    victim, old = _aim(rh)
     rh._disruptions.append(f"drill kill-controller: SIGKILL of node {victim}, the active controller")
     _mark(rh, f"SIGKILL node {victim} (controller)")
     rh.cluster.kill(victim)
@@ -105,11 +107,12 @@ def restart_during_reassignment(rh: Rehearsal, rec: StepRecord) -> None:
                       dict.fromkeys(brokers, rates))  # fmt: skip
     _mark(rh, f"reassign {len(targets)} partition(s) of {MOVED}")
     admin.reassign(boot, targets)
-    moving = len(rh._snap().reassigning())
+    before = rh._snap()
+    moving = len(before.reassigning())
+    old = before.brokers.get(victim)
     _mark(rh, f"restart node {victim} mid-reassignment")
     if controller == victim:
         rh._disruptions.append(f"drill restart-during-reassignment: restart of node {victim}, the controller")
-    old = rh._snap().brokers.get(victim)
     rh.cluster.restart(victim, None, rh.o.restart_timeout)
     still = len(rh._snap().reassigning())
     admin.set_configs(boot, {MOVED: {"leader.replication.throttled.replicas": None,
@@ -130,8 +133,7 @@ def restart_during_reassignment(rh: Rehearsal, rec: StepRecord) -> None:
 
 
 def expire_session(rh: Rehearsal, rec: StepRecord) -> None:
-    victim = _controller(rh)
-    old = rh._snap().brokers.get(victim)
+    victim, old = _aim(rh)
     rh._disruptions.append(f"drill expire-session: node {victim}, the active controller, lost its ZooKeeper session")
     _mark(rh, f"freeze node {victim} (controller) past its session")
     rh.cluster.freeze(victim)

@@ -277,9 +277,10 @@ class Rehearsal:
         blocked = self._can_roll(rec, broker_id)
         if blocked:
             raise StepFailed(f"node {broker_id} not restarted: {blocked}")
-        if self._snap().controller == broker_id:
+        snap = self._snap()
+        if snap.controller == broker_id:
             self._disruptions.append(f"restart of node {broker_id}, the active controller")
-        before = self._snap().brokers.get(broker_id)
+        before = snap.brokers.get(broker_id)
         self.show.status(f"{rec['name']}: stopping and starting node {broker_id}")
         self.cluster.restart(broker_id, ibp, self.o.restart_timeout)
         self._rejoin(rec, broker_id, before.czxid if before else 0)
