@@ -7,7 +7,7 @@ controller epoch, how far each node log was read, the forwarding counters when t
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -152,13 +152,21 @@ class Checker:
         return record("node-logs-clean", step, not hits, f"{len(hits)} bad line(s) in node logs" if hits
                       else "no fenced-write, protocol-error or unexpected-exception line", ev)  # fmt: skip
 
-    def client_errors(self, step: int, ops: Sequence[OpRecord], recovered_since: float | None = None) -> CheckRecord:
+    def client_errors(
+        self, step: int, ops: Sequence[OpRecord], recovered_since: float | None = None, away: Collection[int] = ()
+    ) -> CheckRecord:
         """Every error retriable, and failures under the threshold. For a drill, ``recovered_since`` is when the
         fault was over: failing while a controller is dead or ZooKeeper frozen is what clients do (and clients
         that fail fast count every attempt), so the rate is judged on what the clients saw after it, the
-        fault's own failures reported beside it."""
+        fault's own failures reported beside it.
+
+        ``away`` are the nodes the step itself stopped. A reassignment onto one of them is refused with
+        INVALID_REPLICA_ASSIGNMENT (Kafka refuses to add a replica on a broker that is not alive, and says so),
+        though the worker's DescribeCluster a moment before showed it registered: that refusal is the restart's
+        doing, not the cluster's, so it counts as a failure but not as a non-retriable one."""  # fmt: skip
         failed = [o for o in ops if not o["ok"]]
-        fatal = [o for o in failed if not o["retriable"]]
+        raced = [o for o in failed if _refused_for_away(o, away)]
+        fatal = [o for o in failed if not o["retriable"] and o not in raced]
         judged = ops if recovered_since is None else [o for o in ops if o["started"] >= recovered_since]
         judged_failed = [o for o in judged if not o["ok"]]
         rate = len(judged_failed) / len(judged) if judged else 0.0
@@ -172,6 +180,11 @@ class Checker:
                       f"failed ({rate:.1%})")  # fmt: skip
         ev += [f"{err}: {n}" for err, n in sorted(by_error.items(), key=lambda kv: -kv[1])]
         ev += [f"not retriable: {o['worker']}#{o['seq']} {o['op']} {o['entity']}: {o['error']}" for o in fatal]
+        ev += [
+            f"raced the restart: {o['worker']}#{o['seq']} reassign {o['entity']} onto {o['args'].get('replicas')} "
+            f"while node(s) {sorted(_adding(o) & set(away))} were down: {o['error']}"
+            for o in raced
+        ]
         # A rate from a handful of operations says nothing: one failure in a quiet step is not 1/3 of the traffic.
         over = len(judged_failed) > 1 and rate > self.error_threshold
         after = " after the fault" if recovered_since is not None else ""
@@ -258,3 +271,13 @@ class Checker:
             ev.append(f"also registered, not in the inventory: {stray}")
         return record("brokers-registered", step, not bad, "; ".join(bad[:2]) if bad else
                       f"all {len(expected)} nodes registered at the expected IBP", bad + ev)  # fmt: skip
+
+
+def _adding(op: OpRecord) -> set[int]:
+    return set(op["args"].get("replicas") or ()) - set(op["args"].get("from") or ())
+
+
+def _refused_for_away(op: OpRecord, away: Collection[int]) -> bool:
+    """A reassignment refused because a replica it adds is on a node the step had taken down."""
+    return (op["op"] == "reassign" and op["error"] in {"INVALID_REPLICA_ASSIGNMENT", "INVALID_REPLICATION_ASSIGNMENT"}
+            and bool(_adding(op) & set(away)))  # fmt: skip

@@ -55,6 +55,7 @@ def kill_controller(rh: Rehearsal, rec: StepRecord) -> None:
     victim, old = _aim(rh)
     rh._disruptions.append(f"drill kill-controller: SIGKILL of node {victim}, the active controller")
     _mark(rh, f"SIGKILL node {victim} (controller)")
+    rh._away.add(victim)
     rh.cluster.kill(victim)
     if not rh._wait(rec, "another controller elected", lambda: (
             (c := rh._snap().controller) is not None and c != victim, "none yet"), 60):  # fmt: skip
@@ -111,6 +112,7 @@ def restart_during_reassignment(rh: Rehearsal, rec: StepRecord) -> None:
     moving = len(before.reassigning())
     old = before.brokers.get(victim)
     _mark(rh, f"restart node {victim} mid-reassignment")
+    rh._away.add(victim)
     if controller == victim:
         rh._disruptions.append(f"drill restart-during-reassignment: restart of node {victim}, the controller")
     rh.cluster.restart(victim, None, rh.o.restart_timeout)
@@ -136,6 +138,7 @@ def expire_session(rh: Rehearsal, rec: StepRecord) -> None:
     victim, old = _aim(rh)
     rh._disruptions.append(f"drill expire-session: node {victim}, the active controller, lost its ZooKeeper session")
     _mark(rh, f"freeze node {victim} (controller) past its session")
+    rh._away.add(victim)
     rh.cluster.freeze(victim)
     try:
         expired = rh._wait(rec, f"ZooKeeper to expire node {victim}'s session", lambda: (

@@ -77,6 +77,7 @@ class Rehearsal:
         self.started = time.time()
         self._last_check = self.started
         self._disruptions: list[str] = []
+        self._away: set[int] = set()  # nodes this step stopped, killed or froze (see Checker.client_errors)
         self._bumped = False
         self._bump_zxid: int | None = None
         self._expected_ibp: dict[int, str] = {}
@@ -281,6 +282,7 @@ class Rehearsal:
         if snap.controller == broker_id:
             self._disruptions.append(f"restart of node {broker_id}, the active controller")
         before = snap.brokers.get(broker_id)
+        self._away.add(broker_id)
         self.show.status(f"{rec['name']}: stopping and starting node {broker_id}")
         self.cluster.restart(broker_id, ibp, self.o.restart_timeout)
         self._rejoin(rec, broker_id, before.czxid if before else 0)
@@ -413,7 +415,7 @@ class Rehearsal:
                 c.ids_unchanged(step, snap, ops),
                 c.epoch_explained(step, snap, self._disruptions),
                 c.logs_clean(step, self.cluster.nodes()),
-                c.client_errors(step, ops, self._recovered_since(rec)),
+                c.client_errors(step, ops, self._recovered_since(rec), self._away),
                 c.forwarding_share(step, self.monitor, self._bumped),
             ]
             if self.load is not None:
@@ -429,6 +431,7 @@ class Rehearsal:
                                   [s["name"] for s in self.steps if s["outcome"] != "ok"]))  # fmt: skip
             self.checks.extend(new)
             self._disruptions = []
+            self._away = set()
             self._last_check = now
         finally:
             if self.load is not None and rec["phase"] != "post-flight":

@@ -156,3 +156,18 @@ def test_ids_unchanged_spares_topics_the_load_recreated() -> None:
 
 def test_every_check_has_a_title() -> None:
     assert len(set(CHECK_IDS)) == len(CHECK_IDS) == 13
+
+
+def test_reassignment_onto_a_node_the_step_took_down_is_explained() -> None:
+    c = Checker("3.4-IV0", 0.05)
+    refused = op(False, "INVALID_REPLICATION_ASSIGNMENT", False)
+    refused["op"], refused["args"] = "reassign", {"partition": 0, "replicas": [1, 2, 3], "from": [1, 2, 4]}
+    ok = [op(True)] * 40
+    # node 3 restarted in this step: the refusal is the restart's doing, counted but not fatal
+    raced = c.client_errors(0, [*ok, refused], away={3})
+    assert raced["verdict"] == "pass", raced
+    assert any(e.startswith("raced the restart: ") and "node(s) [3]" in e for e in raced["evidence"])
+    # the same refusal when the step took down a node the move does not add stays a non-retriable error
+    other = c.client_errors(0, [*ok, refused], away={4})
+    assert other["verdict"] == "fail" and other["summary"] == "1 non-retriable error(s): INVALID_REPLICATION_ASSIGNMENT"
+    assert c.client_errors(0, [*ok, refused])["verdict"] == "fail"
