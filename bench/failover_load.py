@@ -10,7 +10,11 @@ then measures, interleaved and repeated (median of ``--rounds``), in one run on 
 The baseline is plain kazoo, ``get_async``/``get_children_async`` with 1,000 requests in flight; ours is
 ``read_children``/``read_data`` with their defaults (multiRead, 1,000 ops per request, 8 in flight).
 
-    .venv/bin/python -m bench.failover_load [--topics 10000] [--partitions 10] [--rounds 3]
+Then ``load_context`` (read, decode, context, and the per-topic watches: the controller's whole load), and
+real node processes on the same tree (:mod:`bench.nodescale`): the controller node's own failover time and
+both nodes' resident size per partition.
+
+    .venv/bin/python -m bench.failover_load [--topics 10000] [--partitions 10] [--rounds 3] [--no-nodes]
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 from kazoo.retry import KazooRetry
 
+from bench import nodescale
 from bench.zkpopulate import data_paths, kafka_topic_tree, populate
 from controller.active.failover import load_context
 from controller.devstack.localzk import LocalZooKeeper
@@ -170,6 +175,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--partitions", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--heap-mb", type=int, default=1024, help="ZooKeeper JVM heap")
+    parser.add_argument(
+        "--no-nodes", action="store_true", help="skip the real node processes (whole-path failover and memory)"
+    )
     args = parser.parse_args(argv)
     topics, partitions = args.topics, args.partitions
     paths = data_paths(topics, partitions)
@@ -215,7 +223,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 steps = [measure_baseline, measure_ours] if rnd % 2 else [measure_ours, measure_baseline]
                 results = [step(client, paths, label, progress, times, stats) for step in steps]
                 progress.show(f"{label}: controller failover load (load_context) ...", force=True)
-                took, (ctx, _report) = timed(lambda: load_context(session, 1, 0, uses_topic_ids=True))
+                took, (ctx, _report) = timed(
+                    lambda: load_context(session, 1, 0, uses_topic_ids=True, topic_watch=lambda _event: None)
+                )
                 times["load"].append(took)
                 loaded = sum(len(t.partitions) for t in ctx.topics.values())
                 progress.done(
@@ -229,6 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     missing = sum(v is None for v in data_a.values())
                     print(f"{label}: results identical ({len(data_a):,} znodes, {missing} missing)")
             session.close()
+            nodes = None if args.no_nodes else nodescale.measure(server.connect_string, "", say=progress.done)
         finally:
             client.stop()
             client.close()
@@ -268,6 +279,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     for key, label in (("data_base", "baseline data"), ("data_ours", "ours data"), ("load", "load_context")):
         print(f"  rounds, {label}: " + ", ".join(f"{t:.3f}s" for t in times[key]))
+    print(
+        f"  load_context vs ZooKeeper's multiRead limit (ours discovery + data): "
+        f"{med['load'] / (med['disc_ours'] + med['data_ours']):.2f}x"
+    )
+    if nodes is not None:
+        mib = 2**20
+        print()
+        print(f"real node processes on the same tree ({loaded:,} partitions, brokers 1-6 registered):")
+        print(
+            f"  controller node: ready (broker cache loaded) in {nodes.ready_s:.2f}s, "
+            f"then failover {nodes.failover_s:.2f}s"
+        )
+        print(
+            f"  controller node RSS {nodes.controller_rss / mib:,.0f} MiB = "
+            f"{nodes.controller_rss / loaded:,.0f} B/partition "
+            f"({(nodes.controller_rss - nodes.empty_rss) / loaded:,.0f} B/partition above an empty node's "
+            f"{nodes.empty_rss / mib:,.0f} MiB)"
+        )
+        print(
+            f"  broker-only node RSS {nodes.broker_rss / mib:,.0f} MiB = {nodes.broker_rss / loaded:,.0f} B/partition "
+            f"({(nodes.broker_rss - nodes.empty_rss) / loaded:,.0f} B/partition above the empty node)"
+        )
     print(f"wall time {time.perf_counter() - wall:.1f}s")
     return 0
 

@@ -11,6 +11,8 @@ import sys
 import threading
 import time
 
+from tenacity import Retrying, retry_if_exception, stop_after_delay, stop_when_event_set, wait_exponential
+
 from controller.active.loop import Controller
 from controller.broker.controlled_shutdown import ControlledShutdown
 from controller.broker.forwarding import ForwardingManager
@@ -25,7 +27,12 @@ from controller.security.scram import ScramCredential
 from controller.security.settings import ZkDigest
 from controller.store.entity_configs import read_entities_leniently
 from controller.store.legacy_isr import LegacyIsrWriter
-from controller.store.registration import Registrar, ensure_persistent_paths, get_or_create_cluster_id
+from controller.store.registration import (
+    BrokerIdInUse,
+    Registrar,
+    ensure_persistent_paths,
+    get_or_create_cluster_id,
+)
 from controller.store.scram import read_credential
 from controller.wire.apikeys import supported_apis
 from controller.wire.authz import ALLOW_ALL, Authz
@@ -41,7 +48,10 @@ from controller.wire.handlers.scram import ScramApis
 from controller.wire.runtime import WireRuntime
 from controller.wire.server import DEFAULT_MAX_FRAME
 from controller.zk.acls import AclPolicy, kafka_policy
-from controller.zk.session import ZkSession, ensure_chroot
+from controller.zk.errors import KazooException
+from controller.zk.fenced_session import FencedSession
+from controller.zk.session import SessionLost, ZkSession, ZkUnavailable, ensure_chroot
+from controller.zk.types import KazooState
 from zkmodel import ibp
 from zkmodel.brokers import BrokerRegistration, EndPoint
 from zkmodel.configs import BROKERS, DEFAULT_ENTITY, TOPICS
@@ -49,6 +59,11 @@ from zkmodel.errors import ZnodeFormatError
 from zkmodel.zk_acls import Identities, desired_acl, digest_identity, in_scope, kafka_default_acl
 
 log = logging.getLogger(__name__)
+#: What a re-registration after a session expiry retries: ZooKeeper away, a race lost with our old session's
+#: ephemeral (Registrar's own retries gave up), the registration taken meanwhile by the old session's ghost.
+REGISTRATION_RETRIABLE = (ZkUnavailable, KazooException, BrokerIdInUse)
+#: How long a re-registration keeps trying before it logs its last error and leaves the broker unregistered.
+REREGISTER_GIVE_UP_S = 300.0
 
 
 class Node:
@@ -83,7 +98,16 @@ class Node:
             if config.is_controller and config.zookeeper_controller_digest != config.zookeeper_digest
             else self.session
         )
+        self._fenced_session = FencedSession(self.controller_session, self._epoch_zk_version)
         self.registrar = Registrar(self.session, config.broker_id)
+        #: Set once start() returned: a node whose start failed (its broker id still registered by its previous
+        #: process's session, ZooKeeper away) skips controlled shutdown, as Kafka's KafkaServer.shutdown does.
+        self.startup_complete = False
+        self._broker_session_expired = False
+        if self.controller_session is not self.session:
+            # The controller re-registers the broker after an expiry of its own session (Kafka's
+            # RegisterBrokerAndReelect) only when the two share one; a separate broker session is watched here.
+            self.session.add_state_listener(self._on_broker_session)
         self.controller: Controller | None = None
         self.forwarder: ForwardingManager | None = None
         self.acl_cache: AclCache | None = None
@@ -152,6 +176,7 @@ class Node:
                 self.metrics_port = self.metrics.serve(host, port)
             except OSError as exc:
                 raise ValueError(f"cannot serve metrics on {host}:{port} (bridgekeeper.metrics.port): {exc}") from exc
+        self.startup_complete = True
         log.info("node %d started in cluster %s", self.config.broker_id, self.cluster_id)
 
     def _start_controller(self) -> None:
@@ -161,7 +186,7 @@ class Node:
                 self.config.broker_id,
                 self.config.inter_broker_protocol_version,
                 delete_topic_enable=self.config.delete_topic_enable,
-                on_new_session=self._reregister,
+                on_new_session=self._reregister if self.controller_session is self.session else None,
             )
             self.controller.on_step = self.metrics.update
             self.controller.on_event = self.metrics.controller_event
@@ -172,8 +197,15 @@ class Node:
         return self.controller is not None and self.controller.is_active
 
     def _write_session(self) -> ZkSession:
-        """Admin writes carry the controller's identity while this node is the active controller."""
-        return self.controller_session if self._is_active_controller() else self.session
+        """Admin writes carry the controller's identity while this node is the active controller, and its epoch
+        fence (:mod:`controller.zk.fenced_session`): a write still under way when this node is deposed is
+        refused rather than made by a controller that is no longer one."""
+        return self._fenced_session if self._is_active_controller() else self.session
+
+    def _epoch_zk_version(self) -> int | None:
+        """The ``/controller_epoch`` version of this node's election while it is the active controller."""
+        active = self.controller.active if self.controller is not None else None
+        return active.writer.epoch_zk_version if active is not None else None
 
     def _authz(self) -> Authz:
         if not self.config.acl_authorizer:
@@ -238,6 +270,7 @@ class Node:
                 ),
                 timeout_ms=self.config.request_timeout_ms,
                 metrics=self.metrics,
+                max_in_flight=self.config.forwarding_max_in_flight,
             )
             self.forwarder.start()
         self.metrics.forwarding_enabled.labels(str(self.config.broker_id)).set(1 if self.forwarding_enabled else 0)
@@ -291,11 +324,43 @@ class Node:
         RegisterBrokerAndReelect)."""
         self.registrar.register(self.registration())
 
+    def _on_broker_session(self, state: KazooState) -> None:
+        """The broker's own session (when the controller has another): once a new session replaces an expired
+        one, register again. Runs on kazoo's thread, so the registration runs on a thread of its own."""
+        if state == KazooState.LOST:
+            self._broker_session_expired = True
+        elif state == KazooState.CONNECTED and self._broker_session_expired:
+            self._broker_session_expired = False
+            if self.startup_complete and not self._stopped.is_set():
+                threading.Thread(target=self._register_again, name="broker-reregister", daemon=True).start()
+
+    def _register_again(self) -> None:
+        """Register with the new session, retrying while ZooKeeper is unreachable or a race is lost; a further
+        expiry ends this attempt (the next new session starts another), as does the node stopping."""
+
+        def worth_retrying(exc: BaseException) -> bool:
+            return isinstance(exc, REGISTRATION_RETRIABLE) and not isinstance(exc, SessionLost)
+
+        retrying = Retrying(
+            retry=retry_if_exception(worth_retrying),
+            stop=stop_when_event_set(self._stopped) | stop_after_delay(REREGISTER_GIVE_UP_S),
+            wait=wait_exponential(multiplier=0.1, max=2.0),
+            reraise=True,
+        )
+        try:
+            retrying(self._reregister)
+        except Exception as exc:
+            if not self._stopped.is_set():
+                log.warning("broker %d: re-registration after a session expiry failed: %r", self.config.broker_id, exc)
+
     def controlled_shutdown(self) -> list[str]:
         """Kafka's controlled shutdown: ask the controller to move leadership off this broker (and out of
         ISRs) before it deregisters, retrying as ``controlled.shutdown.max.retries`` says. Returns the
         partitions it still leads (single-replica ones cannot move)."""
         if not (self.config.is_broker and self.config.controlled_shutdown_enable) or self.cache is None:
+            return []
+        if not self.startup_complete:
+            log.info("broker %d did not complete its start: no controlled shutdown", self.config.broker_id)
             return []
         return ControlledShutdown(
             broker_id=self.config.broker_id,
@@ -306,6 +371,7 @@ class Node:
             max_retries=self.config.controlled_shutdown_max_retries,
             retry_backoff_ms=self.config.controlled_shutdown_retry_backoff_ms,
             local=self.controller.controlled_shutdown if self.controller is not None else None,
+            local_active=self._is_active_controller,
         ).run()
 
     def stop(self) -> None:

@@ -111,9 +111,10 @@ class AclNode:
             principal = get_str(path, raw, "principal")
             if ":" not in principal:
                 raise ZnodeFormatError(path, f"principal {principal!r} is not of the form Type:name")
-            try:
-                permission = PermissionType.parse(get_str(path, raw, "permissionType"))
-                operation = AclOperation.parse(get_str(path, raw, "operation"))
+            permission_text, operation_text = get_str(path, raw, "permissionType"), get_str(path, raw, "operation")
+            try:  # only the enum lookups: a ZnodeFormatError from the reads already names the path
+                permission = PermissionType.parse(permission_text)
+                operation = AclOperation.parse(operation_text)
             except ValueError as exc:
                 raise ZnodeFormatError(path, f"'acls'[{i}]: {exc}") from None
             out.append(AclEntry(principal, permission, get_str(path, raw, "host"), operation))

@@ -138,6 +138,32 @@ def as_broker_ids(path: str, what: str, value: object) -> tuple[int, ...]:
     return ids
 
 
+#: Broker-id tuples already validated, each kept once: a cluster has few distinct replica lists and ISRs
+#: and a million partitions holding them, so a failover validates each list once and the context shares it.
+_BROKER_IDS: dict[tuple[Any, ...], tuple[int, ...]] = {}
+_BROKER_IDS_MAX = 1 << 16
+
+
+def broker_ids_fast(value: object) -> tuple[int, ...] | None:
+    """``value`` as a valid broker-id tuple (what :func:`as_broker_ids` returns), shared with every equal one
+    seen before, or None when it is not one (the strict reader then names what is wrong)."""
+    if type(value) is not list:
+        return None
+    key = tuple(value)
+    for v in key:
+        if type(v) is not int:  # not bool or float, which hash (and compare) equal to ints
+            return None
+    found = _BROKER_IDS.get(key)
+    if found is not None:
+        return found
+    if any(not 0 <= v < 2**31 for v in key) or len(set(key)) != len(key):
+        return None
+    if len(_BROKER_IDS) >= _BROKER_IDS_MAX:
+        _BROKER_IDS.clear()
+    _BROKER_IDS[key] = key
+    return key
+
+
 def as_partition_key(path: str, what: str, key: str) -> int:
     """A partition number used as a JSON object key ("0", "1", ...)."""
     if not (key.isascii() and key.isdigit()) or (len(key) > 1 and key[0] == "0"):

@@ -6,12 +6,15 @@ failover in ZooKeeper alone; the state znode's zkVersion is the partition epoch 
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
+
+import orjson
 
 from zkmodel.errors import ZnodeFormatError
 from zkmodel.fields import (
     as_broker_ids,
     as_partition_key,
+    broker_ids_fast,
     check_version,
     dumps,
     get_int,
@@ -78,6 +81,9 @@ class TopicAssignment:
 
     @classmethod
     def decode(cls, path: str, data: bytes | None) -> "TopicAssignment":
+        fast = _topic_fast(data)
+        if fast is not None:
+            return fast
         obj = parse_object(path, data)
         version = check_version(path, obj, (1, 2, 3))
         partitions = _replica_map(path, obj, "partitions", required=True)
@@ -115,6 +121,39 @@ class TopicAssignment:
         return bool(self.adding_replicas.get(partition) or self.removing_replicas.get(partition))
 
 
+def _topic_fast(data: bytes | None) -> TopicAssignment | None:
+    """The common topic znode (no move in flight, well-formed) decoded without the strict reader's per-field
+    calls, or None to let the strict reader decide (and name what is wrong). It accepts only what the strict
+    reader accepts and returns what it would: a failover decodes 100,000 of these."""
+    try:
+        obj = orjson.loads(data) if data else None
+    except orjson.JSONDecodeError:
+        return None
+    if type(obj) is not dict:
+        return None
+    version = obj.get("version")
+    raw = obj.get("partitions")
+    if type(version) is not int or version not in (1, 2, 3) or type(raw) is not dict:
+        return None
+    if version >= 2 and (obj.get("adding_replicas") or obj.get("removing_replicas")):
+        return None  # a move in flight: the strict reader checks it against the replicas
+    for extra in ("adding_replicas", "removing_replicas"):
+        if version >= 2 and extra in obj and type(obj[extra]) is not dict:
+            return None
+    topic_id = obj.get("topic_id") if version >= 3 else None
+    if topic_id is not None and (type(topic_id) is not str or not is_valid_uuid(topic_id)):
+        return None
+    partitions: dict[int, Replicas] = {}
+    for key, value in raw.items():
+        if not (key.isdigit() and key.isascii() and len(key) <= 9 and (len(key) == 1 or key[0] != "0")):
+            return None
+        replicas = broker_ids_fast(value)
+        if replicas is None:
+            return None
+        partitions[int(key)] = replicas
+    return TopicAssignment(partitions, {}, {}, topic_id, version)
+
+
 def _replica_map(path: str, obj: Mapping[str, Any], key: str, *, required: bool) -> dict[int, Replicas]:
     raw = get_object(path, obj, key, required=required)
     return {as_partition_key(path, key, k): as_broker_ids(path, f"{key}[{k}]", v) for k, v in raw.items()}
@@ -123,9 +162,11 @@ def _replica_map(path: str, obj: Mapping[str, Any], key: str, *, required: bool)
 _STATE_KEYS = ("version", "leader", "leader_epoch", "controller_epoch", "isr")
 
 
-@dataclass(frozen=True)
-class PartitionState:
-    """Leader, ISR and epochs of one partition (``TopicPartitionStateZNode``)."""
+class PartitionState(NamedTuple):
+    """Leader, ISR and epochs of one partition (``TopicPartitionStateZNode``).
+
+    A named tuple rather than a frozen dataclass: a controller holds one per partition, a million of them
+    at scale, and a tuple is both smaller and several times faster to build (failover decodes them all)."""
 
     leader: int
     leader_epoch: int
@@ -149,6 +190,9 @@ class PartitionState:
 
     @classmethod
     def decode(cls, path: str, data: bytes | None) -> "PartitionState":
+        fast = _state_fast(data)
+        if fast is not None:
+            return fast
         obj = parse_object(path, data)
         check_version(path, obj, (1,))
         leader = get_int(path, obj, "leader", minimum=LEADER_DURING_DELETE)
@@ -162,3 +206,37 @@ class PartitionState:
             isr=as_broker_ids(path, "'isr'", get_list(path, obj, "isr")),
             leader_recovery_state=recovery,
         )
+
+
+_INT_LIMIT = 2**31
+_new_state = tuple.__new__
+
+
+def _state_fast(data: bytes | None) -> PartitionState | None:
+    """A well-formed state znode as Kafka writes it (the five keys, no recovery state) decoded without the
+    strict reader's per-field calls, or None to let the strict reader decide and name what is wrong."""
+    try:
+        obj = orjson.loads(data) if data else None
+    except orjson.JSONDecodeError:
+        return None
+    if type(obj) is not dict or len(obj) != 5:
+        return None
+    leader = obj.get("leader")
+    leader_epoch = obj.get("leader_epoch")
+    controller_epoch = obj.get("controller_epoch")
+    version = obj.get("version")
+    if (
+        type(version) is not int
+        or version != 1
+        or type(leader) is not int
+        or type(leader_epoch) is not int
+        or type(controller_epoch) is not int
+        or not LEADER_DURING_DELETE <= leader < _INT_LIMIT
+        or not 0 <= leader_epoch < _INT_LIMIT
+        or not 0 <= controller_epoch < _INT_LIMIT
+    ):
+        return None
+    isr = broker_ids_fast(obj.get("isr"))
+    if isr is None:
+        return None
+    return _new_state(PartitionState, (leader, leader_epoch, controller_epoch, isr, RECOVERED))

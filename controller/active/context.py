@@ -26,14 +26,14 @@ class LiveBroker:
         return self.registration.rack
 
 
-@dataclass
+@dataclass(slots=True)
 class PartitionInfo:
     assignment: ReplicaAssignment
     state: PartitionState | None = None
     partition_epoch: int = -1  # zkVersion of the state znode; -1 when it does not exist
 
 
-@dataclass
+@dataclass(slots=True)
 class TopicInfo:
     name: str
     topic_id: str | None
@@ -70,25 +70,69 @@ class ControllerContext:
                 yield TopicPartition(name, p), info
 
     def reassigning(self) -> Iterator[tuple[TopicPartition, PartitionInfo]]:
-        return ((tp, p) for tp, p in self.all_partitions() if p.assignment.is_being_reassigned)
+        # The scans below visit every partition (a million at scale) but build a TopicPartition only for
+        # those they return: most partitions are not moving, offline or under-replicated.
+        for name, topic in self.topics.items():
+            for p, info in topic.partitions.items():
+                if info.assignment.is_being_reassigned:
+                    yield TopicPartition(name, p), info
 
     def offline_partitions(self) -> list[TopicPartition]:
         """Partitions without a live leader (Kafka's OfflinePartitionsCount)."""
+        live = self.live_brokers.keys() - self.shutting_down
         out = []
-        for tp, info in self.all_partitions():
-            if tp.topic in self.topics_to_delete:
+        for name, topic in self.topics.items():
+            if name in self.topics_to_delete:
                 continue
-            leader = info.state.leader if info.state else -1
-            if leader < 0 or not self.is_live(leader):
-                out.append(tp)
+            for p, info in topic.partitions.items():
+                state = info.state
+                if state is None or state.leader not in live:
+                    out.append(TopicPartition(name, p))
         return out
 
     def under_replicated(self) -> list[TopicPartition]:
         return [
-            tp
-            for tp, info in self.all_partitions()
+            TopicPartition(name, p)
+            for name, topic in self.topics.items()
+            for p, info in topic.partitions.items()
             if info.state is not None and len(info.state.isr) < len(info.assignment.target)
         ]
 
     def partitions_led_by(self, broker_id: int) -> list[TopicPartition]:
-        return [tp for tp, info in self.all_partitions() if info.state is not None and info.state.leader == broker_id]
+        return [
+            TopicPartition(name, p)
+            for name, topic in self.topics.items()
+            for p, info in topic.partitions.items()
+            if info.state is not None and info.state.leader == broker_id
+        ]
+
+    def counts(self) -> dict[str, int]:
+        """The gauges' figures (offline, under-replicated and moving partitions, replicas being added and
+        removed, topics, partitions) in one pass over the partitions, building nothing per partition: at a
+        million partitions each pass costs a fraction of a second of the controller's single thread."""
+        live = self.live_brokers.keys() - self.shutting_down
+        offline = under = reassigning = adding = removing = partitions = 0
+        for name, topic in self.topics.items():
+            deleting = name in self.topics_to_delete
+            partitions += len(topic.partitions)
+            for info in topic.partitions.values():
+                a, state = info.assignment, info.state
+                if state is None:
+                    offline += not deleting
+                else:
+                    offline += not deleting and state.leader not in live
+                    under += len(state.isr) < len(a.replicas) - len(a.removing)  # |TRS| = |RS| - |RR|
+                if a.adding or a.removing:
+                    reassigning += 1
+                    adding += len(a.adding)
+                    removing += len(a.removing)
+        return {
+            "offline": offline,
+            "under_replicated": under,
+            "reassigning": reassigning,
+            "adding_replicas": adding,
+            "removing_replicas": removing,
+            "topics": len(self.topics),
+            "partitions": partitions,
+            "live_brokers": len(self.live_brokers),
+        }

@@ -11,18 +11,21 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from controller.active.context import ControllerContext, LiveBroker, PartitionInfo, TopicInfo
-from controller.active.state_changes import read_states
 from controller.zk.session import ZkSession
 from zkmodel import paths
-from zkmodel.admin import PartitionReassignmentZnode, TopicPartition
+from zkmodel.admin import PartitionReassignmentZnode
 from zkmodel.brokers import BrokerRegistration
 from zkmodel.errors import ZnodeFormatError
 from zkmodel.reassignment import ReplicaAssignment
-from zkmodel.topics import TopicAssignment
+from zkmodel.topics import PartitionState, TopicAssignment
 
 log = logging.getLogger(__name__)
+
+#: A kazoo watch callback (it receives the WatchedEvent).
+TopicWatch = Callable[[Any], None]
 
 
 @dataclass
@@ -53,35 +56,75 @@ def load_brokers(session: ZkSession) -> dict[int, LiveBroker]:
     return brokers
 
 
-def load_topics(session: ZkSession, names: list[str], report: LoadReport) -> dict[str, TopicInfo]:
-    """Topic znodes and the state znodes of their partitions."""
+def load_topics(
+    session: ZkSession, names: list[str], report: LoadReport, *, watch: TopicWatch | None = None
+) -> dict[str, TopicInfo]:
+    """Topic znodes and the state znodes of their partitions, each batch decoded as it arrives while the
+    next ones are read (the read is in flight while Python decodes).
+
+    ``watch`` leaves a data watch on every topic znode (Kafka's PartitionModificationsHandler), set after
+    the read in a few SetWatches requests relative to a zxid taken before it, so a change made in between
+    fires at once: Kafka's guarantee (it registers the handlers first) without 100,000 exists() calls."""
+    since = session.last_zxid
     topics: dict[str, TopicInfo] = {}
-    found = session.read_data([paths.topic(n) for n in names], expected_size=120)
-    report.znodes_read += len(found)
-    for name in names:
-        result = found.get(paths.topic(name))
-        if result is None:
-            continue
-        try:
-            znode = TopicAssignment.decode(paths.topic(name), result[0])
-        except ZnodeFormatError as exc:
-            # Kafka reads an unparseable topic znode as an empty assignment; we skip the topic and say so.
-            report.bad_znodes.append(str(exc))
-            log.error("skipping topic %s: %s", name, exc)
-            continue
-        info = TopicInfo(name, znode.topic_id, znode_json_version=znode.version)
-        for p, replicas in znode.partitions.items():
-            info.partitions[p] = PartitionInfo(
-                ReplicaAssignment(replicas, znode.adding_replicas.get(p, ()), znode.removing_replicas.get(p, ()))
-            )
-        topics[name] = info
-    tps = [TopicPartition(n, p) for n, t in topics.items() for p in t.partitions]
+    topic_paths = [paths.topic(n) for n in names]
+    # A partition not moving shares one ReplicaAssignment per distinct replica list with every other one.
+    settled: dict[tuple[int, ...], ReplicaAssignment] = {}
 
-    def partition(tp: TopicPartition) -> PartitionInfo | None:
-        return topics[tp.topic].partitions.get(tp.partition)
+    def on_topics(start: int, datas: list[bytes | None], versions: list[int]) -> None:
+        for i, data in enumerate(datas, start):
+            if versions[i - start] < 0:
+                continue  # deleted since it was listed
+            name = names[i]
+            try:
+                znode = TopicAssignment.decode(topic_paths[i], data)
+            except ZnodeFormatError as exc:
+                # Kafka reads an unparseable topic znode as an empty assignment; we skip the topic and say so.
+                report.bad_znodes.append(str(exc))
+                log.error("skipping topic %s: %s", name, exc)
+                continue
+            info = TopicInfo(name, znode.topic_id, znode_json_version=znode.version)
+            adding, removing = znode.adding_replicas, znode.removing_replicas
+            parts = info.partitions
+            for p, replicas in znode.partitions.items():
+                if p in adding or p in removing:
+                    assignment = ReplicaAssignment(replicas, adding.get(p, ()), removing.get(p, ()))
+                else:
+                    assignment = settled.get(replicas) or settled.setdefault(replicas, ReplicaAssignment(replicas))
+                parts[p] = PartitionInfo(assignment)
+            topics[name] = info
 
-    report.bad_znodes.extend(read_states(session, partition, tps))
-    report.znodes_read += len(tps)
+    session.read_data_into(topic_paths, on_topics, expected_size=120)
+    report.znodes_read += len(topic_paths)
+    if watch is not None:
+        session.watch_data(topic_paths, watch, since)
+
+    infos: list[PartitionInfo] = []
+    state_paths: list[str] = []
+    for name, topic in topics.items():
+        base = f"{paths.topic(name)}/partitions/"
+        for p, info in topic.partitions.items():
+            infos.append(info)
+            state_paths.append(f"{base}{p}/state")
+    decode = PartitionState.decode
+
+    def on_states(start: int, datas: list[bytes | None], versions: list[int]) -> None:
+        for i, data in enumerate(datas, start):
+            info = infos[i]
+            version = versions[i - start]
+            if version < 0:
+                info.state, info.partition_epoch = None, -1
+                continue
+            info.partition_epoch = version
+            try:
+                info.state = decode(state_paths[i], data)
+            except ZnodeFormatError as exc:
+                log.error("unreadable partition state: %s", exc)
+                report.bad_znodes.append(str(exc))
+                info.state = None
+
+    session.read_data_into(state_paths, on_states, expected_size=80)
+    report.znodes_read += len(state_paths)
     return topics
 
 
@@ -91,18 +134,15 @@ def load_context(
     epoch_zk_version: int,
     *,
     uses_topic_ids: bool,
-    before_reading_topics: Callable[[list[str]], None] | None = None,
+    topic_watch: TopicWatch | None = None,
 ) -> tuple[ControllerContext, LoadReport]:
-    """``before_reading_topics`` runs between listing the topics and reading them, so per-topic watches set
-    there cannot miss a change made in between (Kafka's order)."""
+    """``topic_watch`` is set on every topic znode by the read itself (see :func:`load_topics`)."""
     started = time.monotonic()
     report = LoadReport()
     ctx = ControllerContext(epoch, epoch_zk_version)
     ctx.live_brokers = load_brokers(session)
     names = sorted(session.get_children(paths.BROKER_TOPICS) or [])
-    if before_reading_topics is not None:
-        before_reading_topics(names)
-    ctx.topics = load_topics(session, names, report)
+    ctx.topics = load_topics(session, names, report, watch=topic_watch)
     ctx.topics_to_delete = set(session.get_children(paths.DELETE_TOPICS) or [])
     legacy = session.get(paths.REASSIGN_PARTITIONS)
     if legacy is not None:

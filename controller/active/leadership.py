@@ -69,7 +69,11 @@ class Leadership:
         """triggerOnlinePartitionStateChange: partitions without a state get one; partitions whose leader is
         gone elect from the live ISR (clean election only)."""
         no_state = [
-            tp for tp, i in self.ctx.all_partitions() if i.state is None and tp.topic not in self.ctx.topics_to_delete
+            TopicPartition(name, p)
+            for name, topic in self.ctx.topics.items()
+            if name not in self.ctx.topics_to_delete
+            for p, i in topic.partitions.items()
+            if i.state is None
         ]
         written = create_states(self.ctx, self.writer, no_state)
         offline = [tp for tp in self.ctx.offline_partitions() if tp not in written]

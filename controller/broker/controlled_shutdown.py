@@ -41,6 +41,10 @@ class ControlledShutdown:
     retry_backoff_ms: int
     #: Set when this node is a controller candidate: used when the cache names this node the controller.
     local: LocalController | None = None
+    #: Whether this node's controller is the active one now. The cache can name this node while it is not: a
+    #: ``/controller`` left by this broker's previous process (killed, its session not yet expired), or one this
+    #: node just resigned. Asking itself then only queues behind its own controller thread to hear NOT_CONTROLLER.
+    local_active: Callable[[], bool] | None = None
 
     def run(self) -> list[str]:
         """Ask until the controller says nothing is left, at most ``max_retries + 1`` times, waiting the
@@ -61,6 +65,8 @@ class ControlledShutdown:
         controller_id = snapshot.controller_id
         try:
             if controller_id == self.broker_id and self.local is not None:
+                if self.local_active is not None and not self.local_active():
+                    raise ClientError("the metadata names this broker the controller, but it is not the active one")
                 error, parts = self.local(self.broker_id, self.broker_epoch())
                 code = error.code
             else:

@@ -1,12 +1,42 @@
-"""The broker side of KIP-590: one channel to the active controller carrying client admin writes in Envelopes.
+"""The broker side of KIP-590: channels to the active controller carrying client admin writes in Envelopes.
 
-Kafka's ForwardingManager, as shipped in 3.9: one request in flight at a time; a disconnect or a
+Kafka's ForwardingManager, as shipped in 3.9, keeps one request in flight at a time; a disconnect or a
 NOT_CONTROLLER answer forgets the controller, rediscovers it from the metadata cache and retries the same
 request first, until ``request.timeout.ms`` since it was queued, then REQUEST_TIMED_OUT. Any other envelope
 error becomes UNKNOWN_SERVER_ERROR for the client; UNSUPPORTED_VERSION closes the client's connection.
 
 When the controller found does not advertise Envelope (it is below the forwarding gate, mid rolling
 bump), the request is handed back to be handled locally, as a pre-bridge broker would.
+
+**A window instead of one in flight** (``bridgekeeper.forwarding.max.in.flight``, default 16; 1 is Kafka's).
+One request in flight serializes every client of the broker behind the slowest admin write anywhere (issue 15:
+with 50 concurrent clients, 0.55-0.75x the direct path's throughput; 0.88-1.00x with 16). With a window of N,
+up to N requests are in flight at once, each on a connection of its own (the controller, like Kafka's
+SocketServer, serves one request per connection at a time, so pipelining envelopes on one connection would
+gain nothing); waiting requests are admitted first come, first served, and a request being retried keeps its
+place in the window.
+
+What order is kept, and why that is all Kafka promises:
+
+* **Per client connection, exactly Kafka's order.** Kafka's guarantee is per TCP connection: a broker reads
+  a connection's next request only after it has answered the previous one (the channel is muted meanwhile),
+  so requests are processed, and answered, in the order sent. Our wire server does the same
+  (``controller.wire.server``: read, handle, answer, then read the next frame), so a connection never has two
+  requests in this manager at once, and its second request is sent to the controller only after its first
+  was answered by it, whatever the window: SET k=1 then SET k=2 on one connection always ends at k=2.
+* **Across connections, no order, as in Kafka.** Two clients' requests were never ordered by Kafka either:
+  they may go to different brokers, and each broker's ForwardingManager forwards independently. One in
+  flight only happened to serialize the clients of one broker. Concurrent writes to one entity are ordered
+  where they meet, by the controller (``controller.zk.cas``: one writer per entity at a time) and by
+  ZooKeeper's version checks against writers elsewhere.
+* A retried request (NOT_CONTROLLER, a lost connection) is retried in place before it is answered, so its
+  client still sees its answers in order; Kafka re-queues it at the head of its one-request queue, which
+  with a window means it keeps its slot.
+* A client that gives up on a request (its own timeout) and sends the next one on a new connection can have
+  both in flight at once here, where Kafka's single slot would have sent them one after the other had both
+  reached the same broker. Kafka does not promise that order either: the next request may as well go to
+  another broker, whose ForwardingManager is independent, and a timed-out request's outcome is unknown to
+  its client anyway.
 """
 
 from __future__ import annotations
@@ -95,20 +125,27 @@ class _Item:
     counted: bool = False
 
 
-@dataclass
+@dataclass(eq=False)
 class _Channel:
-    """An authenticated connection to one controller, driven by the wire event loop."""
+    """An authenticated connection to one controller, driven by the wire event loop; it carries one envelope
+    at a time."""
 
     target: tuple[int, str, int]
     reader: asyncio.StreamReader
     writer: asyncio.StreamWriter
     #: True, False (not advertised: below the gate), or None (advertised without a version we speak).
     supports_envelope: bool | None
+    #: The manager's loss count when it was opened: a channel lost with others of its generation (the
+    #: controller went away under all of them) counts as one failure for the reconnect back-off.
+    generation: int = 0
 
 
 class ForwardingManager:
     """Runs on the node's wire event loop: ``forward`` is awaited by the connection handler itself, so a
-    forwarded request costs no thread hand-offs; only connecting (and SASL) runs in a worker thread."""
+    forwarded request costs no thread hand-offs; only connecting (and SASL) runs in a worker thread.
+
+    At most ``max_in_flight`` requests are in flight, each on its own channel; idle channels to the current
+    controller are kept for the next requests (so at most ``max_in_flight`` connections to it)."""
 
     def __init__(
         self,
@@ -119,17 +156,26 @@ class ForwardingManager:
         *,
         timeout_ms: int,
         metrics: ForwardingMetrics | None = None,
+        max_in_flight: int = 1,
     ) -> None:
+        if max_in_flight < 1:
+            raise ValueError(f"max_in_flight must be at least 1, got {max_in_flight}")
         self.broker_id = broker_id
         self._snapshot = snapshot
         self.listener = listener
         self._connect = connect
         self.timeout_s = timeout_ms / 1000
+        self.max_in_flight = max_in_flight
         self.metrics: ForwardingMetrics = metrics or NoMetrics()
         self._queued = 0
-        self._lock: asyncio.Lock | None = None
+        #: The window; created on the loop that uses it.
+        self._slots: asyncio.Semaphore | None = None
+        #: One connection attempt at a time, so the reconnect back-off counts attempts in a row.
+        self._connecting: asyncio.Lock | None = None
         self._stopped = False
-        self._channel: _Channel | None = None
+        #: Connected channels not carrying a request, most recently used last.
+        self._idle: list[_Channel] = []
+        self._generation = 0
         self._correlation = 0
         self._stale: tuple[int, int, float] | None = None
         #: How long to wait before the next connection attempt; 0 after a successful exchange.
@@ -141,30 +187,30 @@ class ForwardingManager:
         """Nothing to start: the first forwarded request connects."""
 
     def stop(self) -> None:
-        """Queued requests end as REQUEST_TIMED_OUT; the channel closes with the event loop."""
+        """Queued requests end as REQUEST_TIMED_OUT; the channels close with the event loop."""
         self._stopped = True
 
     async def forward(self, frame: bytes, principal: KafkaPrincipal, client_host: str) -> Outcome:
         if self._stopped:
             return Outcome(error=E.REQUEST_TIMED_OUT)
-        if self._lock is None:
-            self._lock = asyncio.Lock()  # created on the loop that uses it
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.max_in_flight)  # created on the loop that uses it
+            self._connecting = asyncio.Lock()
         item = _Item(frame, principal, client_host, time.monotonic())
         self._queued += 1
         self.metrics.queue_length(self._queued)
         try:
-            # One request in flight at a time, first come first served (asyncio.Lock is fair). No timeout on
-            # the wait itself (cancelling an acquire can leak the lock on 3.11); _process times out an item
-            # that waited past its deadline, and each item ahead of it is bounded by its own.
-            await self._lock.acquire()
+            # A slot in the window, first come first served (asyncio.Semaphore is fair). No timeout on the wait
+            # itself: _process times out an item that waited past its deadline, and each item ahead of it is
+            # bounded by its own.
+            await self._slots.acquire()
             try:
                 return await self._process(item)
             except Exception:
                 log.exception("%s forwarding a request from %s", UNEXPECTED, client_host)
-                await self._forget()
                 return Outcome(error=E.UNKNOWN_SERVER_ERROR)
             finally:
-                self._lock.release()
+                self._slots.release()
         finally:
             self._queued -= 1
             self.metrics.queue_length(self._queued)
@@ -190,7 +236,7 @@ class ForwardingManager:
             self.metrics.retry("no_controller")
             return min(remaining, REDISCOVERY_BACKOFF_S)
         try:
-            channel = await self._channel_to(target, remaining)
+            channel = await self._checkout(target, remaining)
         except SaslFailure as exc:
             log.warning("forwarding: cannot authenticate to controller %d: %s", target[0], exc)
             return Outcome(error=E.UNKNOWN_SERVER_ERROR)
@@ -201,14 +247,19 @@ class ForwardingManager:
             return 0.0
         if channel.supports_envelope is None:
             # Kafka: a version mismatch from the network client -> UNKNOWN_SERVER_ERROR for the client.
+            self._checkin(channel)
             return Outcome(error=E.UNKNOWN_SERVER_ERROR)
         if not channel.supports_envelope:
+            self._checkin(channel)
             return Outcome(local=True)
         outcome = await self._send(item, channel, remaining)
         return outcome if outcome is not None else 0.0
 
     async def _send(self, item: _Item, channel: _Channel, remaining: float) -> Outcome | None:
-        """One envelope exchange; None means "retry": the controller moved or went away."""
+        """One envelope exchange on ``channel``, which this request holds until it returns; None means
+        "retry": the controller moved or went away. The channel goes back to the idle ones only after a
+        complete, well-formed answer; otherwise (an error, a cancellation) it is closed, so that an answer
+        still on its way can never be read as another request's."""
         self._correlation += 1
         correlation = self._correlation
         payload = envelope.encode_request(
@@ -221,40 +272,42 @@ class ForwardingManager:
         self.metrics.envelope_sent()
         target = channel.target
         version_at_send = self._snapshot().version
+        reusable = False
         try:
-            channel.writer.write(struct.pack(">i", len(payload)) + payload)
-            async with asyncio.timeout(remaining):  # no extra task per read, unlike wait_for
-                await channel.writer.drain()
-                header = await channel.reader.readexactly(4)
-                (size,) = struct.unpack(">i", header)
-                if size < 0 or size > MAX_RESPONSE:
-                    raise ConnectionError(f"response of {size} bytes")
-                reply_frame = await channel.reader.readexactly(size)
-        except (OSError, asyncio.IncompleteReadError, TimeoutError) as exc:
-            log.info("forwarding: lost controller %d (%r); retrying", target[0], exc)
-            self.metrics.retry("connection_lost")
-            await self._forget()
-            self._reconnect_backoff.failed()
-            return None
-        except asyncio.CancelledError:
-            # The answer may still arrive: a channel with an unread response must not carry the next request.
-            await self._forget()
-            raise
-        try:
-            reply = envelope.decode_response(reply_frame, correlation)
-        except envelope.EnvelopeDecodeError as exc:
-            log.warning("forwarding: %s", exc)
-            await self._forget()
-            return self._final(item, sent, Outcome(error=E.UNKNOWN_SERVER_ERROR))
-        if reply.error_code == E.NOT_CONTROLLER.code:
-            # Re-queued at the head as Kafka does: no latency samples until the request is answered for good.
-            log.info("forwarding: broker %d is no longer the controller; rediscovering", target[0])
-            self.metrics.retry("not_controller")
-            await self._forget(stale_controller=(target[0], version_at_send))
-            return None
-        self._reconnect_backoff.reset()
-        self._not_controller_backoff.reset()
-        return self._final(item, sent, self._answer(item, target, reply))
+            try:
+                channel.writer.write(struct.pack(">i", len(payload)) + payload)
+                async with asyncio.timeout(remaining):  # no extra task per read, unlike wait_for
+                    await channel.writer.drain()
+                    header = await channel.reader.readexactly(4)
+                    (size,) = struct.unpack(">i", header)
+                    if size < 0 or size > MAX_RESPONSE:
+                        raise ConnectionError(f"response of {size} bytes")
+                    reply_frame = await channel.reader.readexactly(size)
+            except (OSError, asyncio.IncompleteReadError, TimeoutError) as exc:
+                log.info("forwarding: lost controller %d (%r); retrying", target[0], exc)
+                self.metrics.retry("connection_lost")
+                self._lost(channel)
+                return None
+            try:
+                reply = envelope.decode_response(reply_frame, correlation)
+            except envelope.EnvelopeDecodeError as exc:
+                log.warning("forwarding: %s", exc)
+                return self._final(item, sent, Outcome(error=E.UNKNOWN_SERVER_ERROR))
+            if reply.error_code == E.NOT_CONTROLLER.code:
+                # Retried in place (Kafka re-queues it at the head): no latency samples until answered for good.
+                log.info("forwarding: broker %d is no longer the controller; rediscovering", target[0])
+                self.metrics.retry("not_controller")
+                self._not_the_controller(target, version_at_send)
+                return None
+            self._reconnect_backoff.reset()
+            self._not_controller_backoff.reset()
+            reusable = True
+            return self._final(item, sent, self._answer(item, target, reply))
+        finally:
+            if reusable:
+                self._checkin(channel)
+            else:
+                self._close(channel)
 
     def _final(self, item: _Item, sent: float, outcome: Outcome) -> Outcome:
         self.metrics.queue_time(sent - item.created)
@@ -297,16 +350,66 @@ class ForwardingManager:
             return None
         return controller_id, endpoint.host, endpoint.port
 
-    async def _channel_to(self, target: tuple[int, str, int], remaining: float) -> _Channel:
-        if self._channel is not None and self._channel.target == target:
-            return self._channel
-        await self._forget()
-        if self._reconnect_backoff.seconds:
-            await asyncio.sleep(min(max(remaining, 0.0), self._reconnect_backoff.seconds))
-        sock, supports_envelope = await asyncio.to_thread(self._open, target, remaining)
-        reader, writer = await asyncio.open_connection(sock=sock)
-        self._channel = _Channel(target, reader, writer, supports_envelope)
-        return self._channel
+    # -- channels ---------------------------------------------------------------------------------------------
+    async def _checkout(self, target: tuple[int, str, int], remaining: float) -> _Channel:
+        """An idle channel to ``target``, or a new one (the window bounds how many are ever out at once)."""
+        channel = self._idle_to(target)
+        if channel is not None:
+            return channel
+        assert self._connecting is not None
+        async with self._connecting:
+            channel = self._idle_to(target)  # one came back while this request waited to connect
+            if channel is not None:
+                return channel
+            if self._reconnect_backoff.seconds:
+                await asyncio.sleep(min(max(remaining, 0.0), self._reconnect_backoff.seconds))
+            sock, supports_envelope = await asyncio.to_thread(self._open, target, remaining)
+            reader, writer = await asyncio.open_connection(sock=sock)
+            return _Channel(target, reader, writer, supports_envelope, self._generation)
+
+    def _idle_to(self, target: tuple[int, str, int]) -> _Channel | None:
+        """The most recently used idle channel to ``target``; idle channels to anyone else are closed."""
+        while self._idle:
+            channel = self._idle.pop()
+            if channel.target == target and not channel.writer.is_closing():
+                return channel
+            self._close(channel)
+        return None
+
+    def _checkin(self, channel: _Channel) -> None:
+        if self._stopped or channel.writer.is_closing():
+            self._close(channel)
+        else:
+            self._idle.append(channel)
+
+    def _close(self, channel: _Channel) -> None:
+        channel.writer.close()
+
+    def _lost(self, channel: _Channel) -> None:
+        """A channel broke mid-exchange: the first loss of its generation counts for the reconnect back-off,
+        and the idle channels to the same controller are dropped too (they most likely broke with it)."""
+        if channel.generation == self._generation:
+            self._generation += 1
+            self._reconnect_backoff.failed()
+        self._drop_idle(channel.target)
+
+    def _not_the_controller(self, target: tuple[int, str, int], version: int) -> None:
+        """``target`` answered NOT_CONTROLLER for a request chosen from metadata ``version``: leave it alone
+        until the cache moves on or a back-off passes. Several requests in flight may all hear it: the back-off
+        grows once per verdict, not once per request."""
+        self._drop_idle(target)
+        if self._stale is not None and self._stale[:2] == (target[0], version):
+            return
+        self._stale = (target[0], version, time.monotonic() + self._not_controller_backoff.failed())
+
+    def _drop_idle(self, target: tuple[int, str, int]) -> None:
+        keep = []
+        for channel in self._idle:
+            if channel.target == target:
+                self._close(channel)
+            else:
+                keep.append(channel)
+        self._idle = keep
 
     def _open(self, target: tuple[int, str, int], remaining: float) -> tuple[socket.socket, bool | None]:
         """Connect, authenticate and ask ApiVersions with the blocking client, then hand the socket over."""
@@ -331,12 +434,10 @@ class ForwardingManager:
         sock.setblocking(False)
         return sock, supports
 
-    async def _forget(self, stale_controller: tuple[int, int] | None = None) -> None:
-        """Drop the channel; ``stale_controller`` = (id, the metadata version it was chosen from)."""
-        channel, self._channel = self._channel, None
-        if channel is not None:
+    async def _forget(self) -> None:
+        """Close every idle channel (those carrying a request close when it ends): for shutting down."""
+        idle, self._idle = self._idle, []
+        for channel in idle:
             channel.writer.close()
             with contextlib.suppress(OSError, ConnectionError):
                 await channel.writer.wait_closed()
-        if stale_controller is not None:
-            self._stale = (*stale_controller, time.monotonic() + self._not_controller_backoff.failed())

@@ -53,7 +53,7 @@ _TOPICS_PREFIX: Final = paths.BROKER_TOPICS + "/"
 # -- the snapshot: immutable, shared with any number of reader threads ---------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CachedBroker:
     """A registered (alive) broker; ``epoch`` is its registration's czxid, Kafka's broker epoch."""
 
@@ -62,7 +62,7 @@ class CachedBroker:
     epoch: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CachedPartition:
     """Assignment and state of one partition. Without a (readable) state znode: leader -1, empty ISR,
     leader epoch -1; ``partition_epoch`` is the state znode's zkVersion (-1 without one)."""
@@ -77,7 +77,7 @@ class CachedPartition:
     partition_epoch: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CachedTopic:
     name: str
     topic_id: str | None
@@ -122,7 +122,7 @@ EMPTY_SNAPSHOT: Final = MetadataSnapshot(MappingProxyType({}), MappingProxyType(
 _State = tuple[PartitionState | None, int]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Topic:
     """A listed topic. ``czxid`` identifies one incarnation (a re-created topic is a new topic);
     ``assignment`` is None while the znode is unreadable, and the topic is then not served."""

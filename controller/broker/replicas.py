@@ -131,6 +131,8 @@ class ReplicaManager:
         #: (topic, partition, follower, leader_epoch) -> bytes the follower has copied so far
         self._copied: dict[tuple[str, int, int, int], float] = {}
         self._last_step: float | None = None
+        self._scanned: Any = None  # the snapshot _lagging last scanned, and what it found
+        self._scanned_lagging: list[tuple[Any, Any, int]] = []
         self._client: KafkaClient | None = None
         self._client_for: int | None = None
         self._stopped = threading.Event()
@@ -166,18 +168,7 @@ class ReplicaManager:
         """
         elapsed = 0.0 if self._last_step is None else max(0.0, now - self._last_step)
         self._last_step = now
-        lagging: list[tuple[Any, Any, int]] = []
-        for topic in snapshot.topics.values():
-            if self.legacy_isr is None and (not topic.topic_id or not is_valid_uuid(topic.topic_id)):
-                continue  # AlterPartition v2+ names topics by id (IBP >= 2.8-IV0)
-            for p in topic.partitions.values():
-                if p.leader != self.broker_id:
-                    continue
-                for follower in p.replicas:
-                    # A replica a reassignment is removing gets StopReplica in Kafka once it leaves the ISR:
-                    # it never fetches again, so it must not be added back while the move finishes.
-                    if follower not in p.isr and follower in snapshot.brokers and follower not in p.removing:
-                        lagging.append((topic, p, follower))
+        lagging = self._lagging(snapshot)
         leader_throttled = {
             (t.name, p.partition, f)
             for t, p, f in lagging
@@ -222,15 +213,30 @@ class ReplicaManager:
             )
         return out
 
+    def _lagging(self, snapshot: Any) -> list[tuple[Any, Any, int]]:
+        """(topic, partition, follower) for each live follower missing from the ISR of a partition this
+        broker leads. A scan of every partition, so it is done once per snapshot, not once per tick: at a
+        million partitions a scan takes about a second, and the snapshot changes only when ZooKeeper does."""
+        if snapshot is self._scanned:
+            return self._scanned_lagging
+        lagging: list[tuple[Any, Any, int]] = []
+        for topic in snapshot.topics.values():
+            if self.legacy_isr is None and (not topic.topic_id or not is_valid_uuid(topic.topic_id)):
+                continue  # AlterPartition v2+ names topics by id (IBP >= 2.8-IV0)
+            for p in topic.partitions.values():
+                if p.leader != self.broker_id:
+                    continue
+                for follower in p.replicas:
+                    # A replica a reassignment is removing gets StopReplica in Kafka once it leaves the ISR:
+                    # it never fetches again, so it must not be added back while the move finishes.
+                    if follower not in p.isr and follower in snapshot.brokers and follower not in p.removing:
+                        lagging.append((topic, p, follower))
+        self._scanned, self._scanned_lagging = snapshot, lagging
+        return lagging
+
     def step(self) -> int:
         snapshot = self.cache.snapshot()
-        lagging_topics = {
-            t.name
-            for t in snapshot.topics.values()
-            for p in t.partitions.values()
-            if p.leader == self.broker_id
-            and any(r not in p.isr and r in snapshot.brokers and r not in p.removing for r in p.replicas)
-        }
+        lagging_topics = {topic.name for topic, _p, _f in self._lagging(snapshot)}
         throttles = self.throttles(lagging_topics) if lagging_topics else NO_THROTTLES
         ready = self.ready(snapshot, time.monotonic(), throttles)
         if not ready:

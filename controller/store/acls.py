@@ -21,8 +21,9 @@ from enum import Enum
 
 from tenacity import wait_fixed, wait_random
 
+from controller.store.errors import zk_error
 from controller.zk import cas
-from controller.zk.errors import BadVersionError, NoNodeError
+from controller.zk.errors import AdminWriteFenced, BadVersionError, NoNodeError, ZkUnavailable
 from controller.zk.session import ZkSession
 from zkmodel import errorcodes as E
 from zkmodel import paths
@@ -284,7 +285,12 @@ def update_resource(
         if not done:
             raise cas.Raced(f"ACLs of {path} changed underneath")
         log.info("updated ACLs for %s (%d -> %d entries)", path, len(current), len(new))
-        notify_change(session, pattern)
+        try:
+            notify_change(session, pattern)
+        except AdminWriteFenced as exc:  # deposed between the two writes: the ACLs are in, their notice is not
+            raise ZkUnavailable(
+                f"the ACLs of {path} were written but their change notification was not: {exc}"
+            ) from exc
         return True
 
     return cas.read_modify_write(
@@ -297,13 +303,20 @@ def update_resource(
         ),
         wait=wait_fixed(RETRY_BACKOFF_S) + wait_random(0, RETRY_JITTER_S),
         sleep=sleep,
+        catch_up=lambda: session.sync(path),
     )
 
 
 def _error_of(exc: Exception) -> tuple[KafkaError, str | None]:
+    """A failed resource update as its bindings' result: a domain error as it is; ZooKeeper away or the session
+    lost as the retriable REQUEST_TIMED_OUT (the update may still have been applied: the ledger of a client
+    must treat it as in doubt); anything else UNKNOWN_SERVER_ERROR (:func:`controller.store.errors.zk_error`)."""
     if isinstance(exc, KafkaApiError):
         return exc.error, exc.message
-    return E.UNKNOWN_SERVER_ERROR, None
+    error = zk_error(exc)
+    if error is E.REQUEST_TIMED_OUT:
+        return error, f"ZooKeeper did not complete the ACL update ({type(exc).__name__}); it may still take effect"
+    return error, None
 
 
 def create_acls(session: ZkSession, bindings: Sequence[AclBinding]) -> list[tuple[KafkaError, str | None]]:
@@ -336,24 +349,41 @@ class DeletedBinding:
     message: str | None
 
 
+#: A filter's own outcome: None when it ran, else the error that kept it from being applied in full.
+FilterError = tuple[KafkaError, str | None] | None
+
+
 def delete_acls(session: ZkSession, filters: Sequence[AclBindingFilter]) -> list[list[DeletedBinding]]:
     """AclAuthorizer.deleteAcls: per filter, the bindings it deleted (each binding is credited to the
     first filter that matches it), with the error of its resource's update if that failed."""
+    return delete_acls_checked(session, filters)[0]
+
+
+def delete_acls_checked(
+    session: ZkSession, filters: Sequence[AclBindingFilter]
+) -> tuple[list[list[DeletedBinding]], list[FilterError]]:
+    """:func:`delete_acls`, plus each filter's own error: the error of a resource update that failed before
+    it could tell which of the filter's bindings it held (ZooKeeper away while reading the node), so that a
+    filter whose outcome is unknown is never reported as having matched nothing."""
     resources = _candidate_resources(list_acls(session), filters)
     deleted: dict[AclBinding, int] = {}
     failed: dict[AclBinding, tuple[KafkaError, str | None]] = {}
+    filter_errors: list[FilterError] = [None] * len(filters)
     for pattern in resources:
         relevant = [(i, f) for i, f in enumerate(filters) if pattern_matches(f, pattern)]
         if not relevant:
             continue
         being_deleted: list[AclBinding] = []
+        applied = [False]
 
         def remove(
             current: tuple[AclEntry, ...],
             pattern: ResourcePattern = pattern,
             relevant: list[tuple[int, AclBindingFilter]] = relevant,
             being_deleted: list[AclBinding] = being_deleted,
+            applied: list[bool] = applied,
         ) -> tuple[AclEntry, ...]:
+            applied[0] = True
             kept = []
             for entry in current:
                 index = next((i for i, f in relevant if entry_matches(f, entry)), None)
@@ -372,11 +402,15 @@ def delete_acls(session: ZkSession, filters: Sequence[AclBindingFilter]) -> list
                 log.warning("deleting ACLs of %s failed: %r", pattern, exc)
             for binding in being_deleted:
                 failed.setdefault(binding, _error_of(exc))
+            if not applied[0]:
+                for i, _f in relevant:
+                    if filter_errors[i] is None:
+                        filter_errors[i] = _error_of(exc)
     out: list[list[DeletedBinding]] = [[] for _ in filters]
     for binding, index in deleted.items():
         error, message = failed.get(binding, (E.NONE, None))
         out[index].append(DeletedBinding(binding, error, message))
-    return out
+    return out, filter_errors
 
 
 def _candidate_resources(

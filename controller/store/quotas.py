@@ -161,8 +161,7 @@ def read_children(session: ZkSession, parents: Sequence[str]) -> dict[str, list[
 
 
 def alter_quota_entity(
-    reads: ZkSession,
-    writes: ZkSession,
+    session: ZkSession,
     root: str,
     name: str,
     compute: Callable[[dict[str, str]], dict[str, str]],
@@ -175,12 +174,14 @@ def alter_quota_entity(
     AdminZkClient.changeConfigs does (:func:`validate_quota_config`) and write it at the version read,
     re-reading on a lost race (at most WRITE_ATTEMPTS times). With ``validate_only`` nothing is checked
     beyond ``compute`` nor written (ZkAdminManager returns before changeConfigs). A config not in Kafka's
-    format answers UNKNOWN_SERVER_ERROR without a message, as Kafka's IllegalStateException would."""
+    format answers UNKNOWN_SERVER_ERROR without a message, as Kafka's IllegalStateException would.
+    ``session`` is the admin writes' (the controller identity's, when it has one); reads go through it too,
+    and a lost race syncs before it re-reads (see controller.store.entity_configs)."""
     path = quota_path(root, name)
     wait_left = controller_wait(controller_wait_s)
 
     def attempt() -> None:
-        found = reads.get(path)
+        found = session.get(path)
         try:
             props = entity_props(path, found[0]) if found is not None else {}
         except ZnodeFormatError:
@@ -190,10 +191,14 @@ def alter_quota_entity(
             return
         validate_quota_config(root, name, props)
         version = found[1].version if found is not None else None
-        _commit(reads, writes, root, name, props, version, user_client, wait_left())
+        _commit(session, root, name, props, version, user_client, wait_left())
 
     cas.read_modify_write(
-        path, attempt, max_attempts=WRITE_ATTEMPTS, give_up=lambda: concurrent_updates(f"{root} {name}")
+        path,
+        attempt,
+        max_attempts=WRITE_ATTEMPTS,
+        give_up=lambda: concurrent_updates(f"{root} {name}"),
+        catch_up=lambda: session.sync(path),
     )
 
 
@@ -216,8 +221,7 @@ def _deletions(session: ZkSession, root: str, name: str, version: int | None, us
 
 
 def _commit(
-    reads: ZkSession,
-    writes: ZkSession,
+    session: ZkSession,
     root: str,
     name: str,
     props: Mapping[str, str],
@@ -227,16 +231,16 @@ def _commit(
 ) -> None:
     """One multi; raises Raced when something moved underneath (the caller re-reads and retries)."""
     path = quota_path(root, name)
-    ops: list[Op] | None = _deletions(reads, root, name, version, user_client) if not props else None
+    ops: list[Op] | None = _deletions(session, root, name, version, user_client) if not props else None
     if ops is None:
-        controller_stat = controller_for_config_write(writes, f"{root} {name}", controller_wait_s)
+        controller_stat = controller_for_config_write(session, f"{root} {name}", controller_wait_s)
         payload = EntityConfig(dict(props)).encode()
         if version is None:
-            writes.ensure_persistent([path.rsplit("/", 1)[0]])
+            session.ensure_persistent([path.rsplit("/", 1)[0]])
         ops = [
             Check(paths.CONTROLLER, controller_stat.version),
             Create(path, payload) if version is None else SetData(path, payload, version),
         ]
-    writes.ensure_persistent([paths.CONFIG_CHANGES])
+    session.ensure_persistent([paths.CONFIG_CHANGES])
     ops.append(change_notification(f"{root}/{name}"))
-    commit_entity_multi(writes, ops, what=f"alter quotas of {root} {name}", write="quota")
+    commit_entity_multi(session, ops, what=f"alter quotas of {root} {name}", write="quota")

@@ -127,8 +127,7 @@ def commit_user_config(
 
 
 def alter_user(
-    reads: ZkSession,
-    writes: ZkSession,
+    session: ZkSession,
     user: str,
     compute: Callable[[dict[str, str]], dict[str, str]],
     *,
@@ -136,21 +135,25 @@ def alter_user(
 ) -> None:
     """Read the user's config, ``compute`` the new one (raising to refuse it), check it as AdminZkClient.
     changeConfigs does (:func:`validate_user_config`, ValueError) and write it at the version read; re-read
-    on a lost race, at most WRITE_ATTEMPTS times (then STALE_CONTROLLER_EPOCH, as a config write)."""
+    on a lost race (after a sync), at most WRITE_ATTEMPTS times (then STALE_CONTROLLER_EPOCH, as a config
+    write). ``session`` is the admin writes' (the controller identity's, when it has one); the read goes through
+    it too, so that it sees the previous writer's write (see controller.store.entity_configs)."""
     sanitized = sanitize(user)
+    path = user_path(sanitized)
     wait_left = controller_wait(controller_wait_s)
 
     def attempt() -> None:
-        props, version = read_entity(reads, user_path(sanitized))
+        props, version = read_entity(session, path)
         new = compute(props)
         validate_user_config(new)
-        commit_user_config(writes, sanitized, new, version, controller_wait_s=wait_left())
+        commit_user_config(session, sanitized, new, version, controller_wait_s=wait_left())
 
     cas.read_modify_write(
-        user_path(sanitized),
+        path,
         attempt,
         max_attempts=WRITE_ATTEMPTS,
         give_up=lambda: concurrent_updates(f"{USERS} {sanitized}"),
+        catch_up=lambda: session.sync(path),
     )
 
 
@@ -193,5 +196,6 @@ def alter_scram(
         attempt,
         max_attempts=WRITE_ATTEMPTS,
         give_up=lambda: ScramAdminError(f"the config of user {user!r} kept changing underneath; try again"),
+        catch_up=lambda: session.sync(user_path(sanitized)),
     )
     return f"{'updated' if password is not None else 'deleted'} {mechanism} credential of user {user!r}"

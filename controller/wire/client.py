@@ -19,6 +19,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 from controller.security.errors import SaslAuthenticationError
 from controller.security.scram import ScramClient
 from controller.security.settings import SaslCredentials
+from controller.wire.arrays import check_arrays
 
 
 class ClientError(ConnectionError):
@@ -165,6 +166,7 @@ class KafkaClient:
         header, offset = entity_reader(response_cls.__header_schema__)(data, 0)
         if header.correlation_id != self._correlation:
             raise ValueError(f"correlation id {header.correlation_id} != {self._correlation}")
+        check_arrays(response_cls, data, offset)  # FrameError (a ValueError) before kio could abort the process
         response, _ = entity_reader(response_cls)(data, offset)
         return response
 

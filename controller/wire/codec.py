@@ -18,6 +18,8 @@ from kio.index import load_request_schema, load_response_schema
 from kio.serial import entity_reader, entity_writer
 from kio.static.primitive import i32
 
+from controller.wire.arrays import check_arrays
+
 API_VERSIONS = 18
 _PEEK = struct.Struct(">hhi")
 
@@ -61,7 +63,9 @@ def peek(frame: bytes) -> tuple[int, int, int]:
 
 def parse_request(frame: bytes, supported: dict[int, tuple[int, int]]) -> Request:
     """Decode header and body. Trailing bytes after the body are tolerated: librdkafka's Metadata v9+
-    'all topics' request carries three (confluentinc/librdkafka#5049) and real brokers accept it."""
+    'all topics' request carries three (confluentinc/librdkafka#5049) and real brokers accept it. Arrays are
+    checked first (:mod:`controller.wire.arrays`): a count beyond the frame, or a null where the schema has
+    none, is malformed."""
     key, version, correlation = peek(frame)
     span = supported.get(key)
     if span is None or not span[0] <= version <= span[1]:
@@ -69,6 +73,7 @@ def parse_request(frame: bytes, supported: dict[int, tuple[int, int]]) -> Reques
     try:
         schema = load_request_schema(key, version)
         header, offset = entity_reader(schema.__header_schema__)(frame, 0)
+        check_arrays(schema, frame, offset)  # before kio: it allocates for a compact array's count at once
         body, _end = entity_reader(schema)(frame, offset)
     except Exception as exc:  # kio raises ValueError/KeyError/struct errors on malformed input
         raise MalformedRequest(f"cannot decode API {key} v{version}: {exc!r}") from None

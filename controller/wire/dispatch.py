@@ -19,6 +19,7 @@ from controller.security.principal import KafkaPrincipal, PrincipalSerdeError, d
 from controller.store.errors import STORE_ERRORS, store_failure
 from controller.wire import envelope
 from controller.wire.apikeys import api_name, cluster_check, error_response, forwardable, has_error_response
+from controller.wire.arrays import check_arrays
 from controller.wire.authz import ALLOW_ALL, Authz
 from controller.wire.codec import (
     API_VERSIONS,
@@ -163,6 +164,7 @@ class Dispatcher:
         schema = load_response_schema(request.api_key, request.api_version)
         try:
             _header, offset = entity_reader(schema.__header_schema__)(inner, 0)
+            check_arrays(schema, inner, offset)  # a count beyond the bytes would make kio abort the process
             body, _ = entity_reader(schema)(inner, offset)
         except Exception as exc:
             log.warning("forwarding: unparseable inner %s response from the controller: %r", schema.__name__, exc)

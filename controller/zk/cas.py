@@ -8,6 +8,14 @@ requests for the same topic's configs arriving on the wire server's threads — 
 same way and, with a handful of attempts, most of them would give up with an error although nothing was
 wrong; so :func:`read_modify_write` first orders them in-process by the key they update (one lock per key, held for
 the read-compute-write), and the version check only ever meets the outside world.
+
+Ordering in-process is only half of it: the read must also see the write the previous writer of the key just
+made. ZooKeeper promises that to one session (its requests are served in order), not across sessions, and on
+an ensemble two sessions of one node (the broker's and the controller identity's) can be connected to
+different servers, one of which may not have applied the leader's last commit yet. So the callers read and
+write through the *same* session; and when a write loses the race anyway (another process wrote, and our
+server may still trail it), ``catch_up`` — a ZooKeeper ``sync`` of the key — runs before the next attempt's
+read, so it is not answered from the same stale state again.
 """
 
 from __future__ import annotations
@@ -59,10 +67,21 @@ def read_modify_write(
     give_up: Callable[[], Exception],
     wait: WaitBaseT | None = None,
     sleep: Callable[[float], None] | None = None,
+    catch_up: Callable[[], None] | None = None,
 ) -> T:
     """Run ``attempt`` — read, compute, write at the version read, raising :class:`Raced` when the version
     check (or ``/controller``'s) failed — in ``key``'s order, until it returns; at most ``max_attempts``
     times, then raise ``give_up()``. ``wait`` spaces the attempts (Kafka's ACL back-off), ``sleep`` is for
-    tests. Errors other than :class:`Raced` end it at once."""
+    tests, ``catch_up`` runs before every attempt but the first (the session's ``sync`` of ``key``). Errors
+    other than :class:`Raced` end it at once."""
+    tries = 0
+
+    def once() -> T:
+        nonlocal tries
+        tries += 1
+        if tries > 1 and catch_up is not None:
+            catch_up()
+        return attempt()
+
     with ordered(key):
-        return until_settled(attempt, max_attempts=max_attempts, give_up=give_up, wait=wait, sleep=sleep)
+        return until_settled(once, max_attempts=max_attempts, give_up=give_up, wait=wait, sleep=sleep)

@@ -2,29 +2,37 @@
 kazoo. The names are kazoo's (they are ZooKeeper's KeeperException codes), re-exported unchanged: a store
 that catches ``BadVersionError`` reads the same as Kafka's ``KeeperException.BadVersionException``.
 
-Our own session-level errors (``ZkUnavailable``, ``ZkTimeout``, ``SessionLost``) live in
-:mod:`controller.zk.session` and are re-exported here too, so one import names every way a ZooKeeper call
-can fail.
+Our own session-level errors (``ZkUnavailable``, ``ZkReadTimeout``, ``ZkTimeout``, ``SessionLost``) live in
+:mod:`controller.zk.session`, the fenced admin writes' refusal (``AdminWriteFenced``) in
+:mod:`controller.zk.fenced_session`; they are re-exported here too, so one import names every way a
+ZooKeeper call can fail.
 """
 
 from __future__ import annotations
 
 from kazoo.exceptions import (
     BadVersionError,
+    ConnectionClosedError,
     ConnectionLoss,
     KazooException,
     NoAuthError,
     NodeExistsError,
     NoNodeError,
     NotEmptyError,
+    OperationTimeoutError,
     RolledBackError,
+    SessionExpiredError,
+    SessionMovedError,
 )
 from kazoo.handlers.threading import KazooTimeoutError
 
-from controller.zk.session import SessionLost, ZkTimeout, ZkUnavailable, is_transient
+from controller.zk.fenced_session import AdminWriteFenced
+from controller.zk.session import SessionLost, ZkReadTimeout, ZkTimeout, ZkUnavailable, is_transient
 
 __all__ = [
+    "AdminWriteFenced",
     "BadVersionError",
+    "ConnectionClosedError",
     "ConnectionLoss",
     "KazooException",
     "KazooTimeoutError",
@@ -32,8 +40,12 @@ __all__ = [
     "NoNodeError",
     "NodeExistsError",
     "NotEmptyError",
+    "OperationTimeoutError",
     "RolledBackError",
+    "SessionExpiredError",
     "SessionLost",
+    "SessionMovedError",
+    "ZkReadTimeout",
     "ZkTimeout",
     "ZkUnavailable",
     "is_transient",

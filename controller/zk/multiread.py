@@ -81,6 +81,7 @@ __all__ = [
     "multi_read_async",
     "read_children",
     "read_data",
+    "read_data_into",
     "server_path",
     "set_multi_read_support",
     "supports_multi_read",
@@ -178,7 +179,7 @@ class MultiReadRequest:
             append(_OP_PREFIX[opcode])
             append(pack_int(len(raw)))
             append(raw)
-            append(b"\x00")  # watch = false
+            append(b"\x00")  # watch = false: ZooKeeper's multiRead drops the flag anyway (Op.getData(path))
         append(_DONE)
         return b"".join(parts)
 
@@ -458,6 +459,7 @@ class _SizeEstimate:
 class _Batch:
     ops: list[tuple[int, str]]
     user_paths: list[str]
+    start: int = 0  # index of its first path in the caller's list
     sends: int = 0
     request: _RawMultiReadRequest = field(init=False)
     result: IAsyncResult = field(init=False)
@@ -553,6 +555,122 @@ def _bulk_read(
     return out
 
 
+_VERSION = struct.Struct("!i")
+_VERSION_AT: Final = 32  # Stat: czxid, mzxid, ctime, mtime (4 longs), then version
+
+
+def read_data_into(
+    client: KazooClient,
+    paths: Sequence[str],
+    sink: Callable[[int, list[bytes | None], list[int]], None],
+    *,
+    expected_size: int = 256,
+    **options: Unpack[BulkReadOptions],
+) -> None:
+    """Read the data and data version of every path (distinct paths), handing each batch to
+    ``sink(first index, datas, versions)`` as soon as it arrives, in order, while the next batches are in
+    flight: the caller decodes while the server reads, and no path-keyed dict or Stat tuple is built per
+    znode. A failover reads a million znodes this way. Version -1 means the znode does not exist; other
+    errors are raised naming the path. No watches: ZooKeeper's multiRead ignores its ops' watch flag
+    (:mod:`controller.zk.setwatches` sets many at once)."""
+    stats = options.get("stats") or ReadStats()
+    timeout = options.get("timeout", 30.0)
+    deadline = time.monotonic() + timeout
+    users = list(paths)
+    stats.paths = len(users)
+    if not users:
+        return
+    next_index = 0
+
+    def deliver(b: _Batch, raw: tuple[bytes, int]) -> None:
+        nonlocal next_index
+        datas, versions, failed = _decode_versions(*raw, len(b.ops))
+        for i, code in failed:
+            error = EXCEPTIONS[code]()
+            error.add_note(f"while reading {b.user_paths[i]!r}")
+            raise error
+        next_index = b.start + len(datas)
+        sink(b.start, datas, versions)
+
+    use_multi = options.get("multi_read")
+    if use_multi is None:
+        use_multi = supports_multi_read(client, timeout=max(_remaining(deadline), 0.001))
+    leftover: list[str] | None = users
+    if use_multi:
+        leftover = _pipelined_multi(
+            client,
+            users,
+            _server_paths(client, users),
+            OP_GET_DATA,
+            _DATA_OVERHEAD + max(expected_size, 0),
+            options.get("batch", 1000),
+            options.get("in_flight", 8),
+            deadline,
+            options.get("max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES),
+            stats,
+            None,
+            deliver,
+        )
+    if not leftover:
+        return
+    # A server without multiRead (or one that stopped answering it mid-way, a rolling downgrade): the rest
+    # with kazoo's own getData. Batches arrive in order, so what is left is a tail of ``users`` starting at
+    # ``next_index``.
+    stats.fallback = True
+    out: dict[str, _AnyResult] = {}
+    tail = users[next_index:]
+    _pipelined_single(client, deque(tail), OP_GET_DATA, deadline, stats, out)
+    found = [out[p] for p in tail]
+    sink(
+        next_index,
+        [r[0] if r is not None else None for r in found],
+        [r[1].version if r is not None else -1 for r in found],
+    )
+
+
+def _decode_versions(
+    buf: bytes, off: int, expected: int
+) -> tuple[list[bytes | None], list[int], list[tuple[int, int]]]:
+    """A multiRead answer of getData ops as parallel lists of data and version (-1 for NoNode), plus the
+    (index, error code) of any other failed op."""
+    datas: list[bytes | None] = []
+    versions: list[int] = []
+    failed: list[tuple[int, int]] = []
+    add_data = datas.append
+    add_version = versions.append
+    unpack_header = _HEADER_INT.unpack_from
+    unpack_version = _VERSION.unpack_from
+    header_size = _HEADER_INT.size
+    stat_size = _STAT.size
+    no_node = NoNodeError.code
+    last = len(buf) - _HEADER.size
+    while off < last:
+        optype, done, _err, n = unpack_header(buf, off)
+        off += header_size
+        if done:
+            raise ValueError(f"multiRead response: done header at offset {off} before the end")
+        if optype == OP_GET_DATA:
+            if n < 0:
+                add_data(None)
+            else:
+                add_data(buf[off : off + n])
+                off += n
+            add_version(unpack_version(buf, off + _VERSION_AT)[0])
+            off += stat_size
+        elif optype == OP_ERROR:
+            if n != no_node:
+                failed.append((len(datas), n))
+            add_data(None)
+            add_version(-1)
+        else:
+            raise ValueError(f"multiRead response: unexpected result type {optype} for a getData")
+    if off != last or not _HEADER.unpack_from(buf, off)[1]:
+        raise ValueError("multiRead response: missing or misplaced done header")
+    if len(datas) != expected:
+        raise ValueError(f"multiRead answered {len(datas)} results for {expected} ops")
+    return datas, versions, failed
+
+
 def _remaining(deadline: float) -> float:
     return deadline - time.monotonic()
 
@@ -576,10 +694,12 @@ def _pipelined_multi(
     deadline: float,
     max_response_bytes: int,
     stats: ReadStats,
-    out: dict[str, _AnyResult],
+    out: dict[str, _AnyResult] | None,
+    sink: Callable[[_Batch, tuple[bytes, int]], None] | None = None,
 ) -> list[str] | None:
-    """Reads ``users`` (with their chrooted ``servers`` paths) into ``out``; returns the user paths left
-    unread if the server turned out not to support multiRead."""
+    """Reads ``users`` (with their chrooted ``servers`` paths) into ``out``, or hands each batch's raw answer
+    to ``sink`` as it arrives (the caller decodes it while later batches are in flight); returns the user
+    paths left unread if the server turned out not to support multiRead."""
     estimate = _SizeEstimate(initial_op_bytes)
     window: deque[_Batch] = deque()
     retry: deque[_Batch] = deque()
@@ -604,7 +724,7 @@ def _pipelined_multi(
             if request_bytes <= MAX_REQUEST_BYTES or count == 1:
                 break
             count = max(1, count * MAX_REQUEST_BYTES // request_bytes)  # long paths: fewer ops per request
-        b = _Batch([(opcode, p) for p in chunk], users[cursor : cursor + count])
+        b = _Batch([(opcode, p) for p in chunk], users[cursor : cursor + count], cursor)
         cursor += count
         return b
 
@@ -635,15 +755,18 @@ def _pipelined_multi(
             stats.resends += 1
             send(b)
             continue
-        values = b.request.decode(raw)
         size = b.request.response_bytes
+        if sink is not None:
+            sink(b, raw)
+        else:
+            assert out is not None
+            _store(out, b.user_paths, b.request.decode(raw))
         stats.response_bytes += size
         stats.largest_response_bytes = max(stats.largest_response_bytes, size)
         if size > max_response_bytes:
             stats.oversized_responses += 1
             log.debug("multiRead response of %d bytes for %d ops exceeds the budget", size, len(b.ops))
         estimate.observe(size, len(b.ops))
-        _store(out, b.user_paths, values)
 
     if unsupported:
         return [user for b in retry for user in b.user_paths] + users[cursor:]

@@ -31,7 +31,7 @@ from kazoo.retry import KazooRetry
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_delay, wait_exponential
 
 from controller.logtags import UNEXPECTED
-from controller.zk import multiread
+from controller.zk import multiread, setwatches
 from controller.zk.acls import AclPolicy, kafka_policy, kazoo_acls
 from controller.zk.ops import Op, build_transaction
 
@@ -54,6 +54,12 @@ def is_transient(exc: BaseException) -> bool:
 
 class ZkTimeout(RuntimeError):
     """One request got no answer within its timeout (connection down or server stalled)."""
+
+
+class ZkReadTimeout(ZkUnavailable, TimeoutError):
+    """A bulk read (multiRead, a burst of watches) did not complete within its deadline: ZooKeeper is
+    unreachable or stalled, as for any call that gives up (:class:`ZkUnavailable`), so callers that handle
+    ZooKeeper being away handle this too; still a ``TimeoutError`` for callers that wait on reads."""
 
 
 class ZkSession:
@@ -220,6 +226,13 @@ class ZkSession:
         stat: ZnodeStat | None = self.call(lambda: self.client.exists_async(path, watch=watch), what=f"exists {path}")
         return stat
 
+    def sync(self, path: str) -> None:
+        """ZooKeeper's ``sync``: once it returns, this session's server has caught up with the leader as of the
+        call, so the next read here sees every write committed before it, by any session. Each server of an
+        ensemble applies the leader's commits on its own schedule: a read on one session can trail a write
+        just made through another, connected to a different server."""
+        self.call(lambda: self.client.sync_async(path), what=f"sync {path}")
+
     @property
     def bulk_timeout_s(self) -> float:
         """How long one bulk read may take: a failover-sized read at least 30 s, and never less than the
@@ -231,16 +244,51 @@ class ZkSession:
     ) -> dict[str, multiread.DataResult | None]:
         """Data and Stat of every path (None for a missing znode) in pipelined multiRead batches
         (:func:`controller.zk.multiread.read_data`); bounded by :attr:`bulk_timeout_s` unless told."""
-        return multiread.read_data(
-            self.client,
-            paths,
-            expected_size=expected_size,
-            timeout=self.bulk_timeout_s if timeout is None else timeout,
-        )
+        try:
+            return multiread.read_data(
+                self.client,
+                paths,
+                expected_size=expected_size,
+                timeout=self.bulk_timeout_s if timeout is None else timeout,
+            )
+        except multiread.MultiReadTimeoutError as exc:
+            raise ZkReadTimeout(str(exc)) from exc
+        except (SessionExpiredError, SessionMovedError) as exc:
+            raise SessionLost(f"bulk read of {len(paths)} znodes: {exc!r}") from exc
+
+    def read_data_into(
+        self,
+        paths: Sequence[str],
+        sink: Callable[[int, list[bytes | None], list[int]], None],
+        *,
+        expected_size: int = 256,
+        timeout: float | None = None,
+    ) -> None:
+        """Data and version of every path handed to ``sink`` batch by batch as it arrives
+        (:func:`controller.zk.multiread.read_data_into`); bounded like :meth:`read_data`."""
+        try:
+            multiread.read_data_into(
+                self.client,
+                paths,
+                sink,
+                expected_size=expected_size,
+                timeout=self.bulk_timeout_s if timeout is None else timeout,
+            )
+        except multiread.MultiReadTimeoutError as exc:
+            raise ZkReadTimeout(str(exc)) from exc
+        except (SessionExpiredError, SessionMovedError) as exc:
+            raise SessionLost(f"bulk read of {len(paths)} znodes: {exc!r}") from exc
 
     def read_children(self, paths: Sequence[str], *, timeout: float | None = None) -> dict[str, list[str] | None]:
         """Children of every path (None for a missing znode), like :meth:`read_data`."""
-        return multiread.read_children(self.client, paths, timeout=self.bulk_timeout_s if timeout is None else timeout)
+        try:
+            return multiread.read_children(
+                self.client, paths, timeout=self.bulk_timeout_s if timeout is None else timeout
+            )
+        except multiread.MultiReadTimeoutError as exc:
+            raise ZkReadTimeout(str(exc)) from exc
+        except (SessionExpiredError, SessionMovedError) as exc:
+            raise SessionLost(f"bulk read of {len(paths)} znodes: {exc!r}") from exc
 
     def read_acls(
         self, paths: Sequence[str], *, in_flight: int = 1000, timeout: float | None = None
@@ -264,6 +312,8 @@ class ZkSession:
                 out[path] = None
             except KazooTimeoutError:
                 raise ZkTimeout(f"reading the ACLs of {len(todo)} znodes took longer than allowed") from None
+            except (SessionExpiredError, SessionMovedError) as exc:
+                raise SessionLost(f"reading the ACLs of {len(todo)} znodes: {exc!r}") from exc
         return out
 
     def acl_for(self, path: str) -> list[Any]:
@@ -280,14 +330,26 @@ class ZkSession:
         connection, so call it right after connecting, before this session holds leadership."""
         return multiread.supports_multi_read(self.client, timeout=timeout)
 
-    def exists_many(self, paths: Sequence[str], watch: Callable[[Any], None]) -> None:
-        """Set a data watch on each path in one pipelined burst (Kafka registers per-topic handlers so)."""
-        pending = [self.client.exists_async(p, watch=watch) for p in paths]
-        for result in pending:
-            try:
-                result.get(timeout=self.request_timeout_s)
-            except KazooTimeoutError:
-                raise ZkTimeout(f"exists on {len(paths)} znodes: no answer within {self.request_timeout_s}s") from None
+    @property
+    def last_zxid(self) -> int:
+        """The zxid of the last answer this session received: any read sent after now is served at this
+        zxid or later (one connection's requests are answered in order). For :meth:`watch_data`."""
+        return int(self.client.last_zxid)
+
+    def watch_data(
+        self, paths: Sequence[str], watch: Callable[[Any], None], since_zxid: int, *, missing: Sequence[str] = ()
+    ) -> None:
+        """Leave a data watch on each path in a few SetWatches requests (:mod:`controller.zk.setwatches`); a
+        znode changed after ``since_zxid`` (take :attr:`last_zxid` before reading it) or gone fires at once.
+        ``missing`` (found absent) get exists watches, which fire at once if they were created since."""
+        try:
+            setwatches.set_data_watches(
+                self.client, paths, watch, since_zxid, timeout=self.bulk_timeout_s, missing=missing
+            )
+        except TimeoutError as exc:
+            raise ZkReadTimeout(str(exc)) from None
+        except (SessionExpiredError, SessionMovedError) as exc:
+            raise SessionLost(f"watches on {len(paths)} znodes: {exc!r}") from exc
 
     # -- writes for node-owned (not controller-owned) paths ------------------------------------------
     def multi(self, ops: Sequence[Op], *, what: str, write: str) -> list[Any]:

@@ -403,14 +403,18 @@ class WatchedCache(ABC, Generic[S]):
         raise ZkUnavailable(f"{path} keeps appearing and vanishing")
 
     def _watch_then_read(self, znodes: Sequence[str], _watch_missing: bool = True) -> dict[str, DataResult | None]:
-        """For full loads: exists watches first, pipelined, then one multiRead pass (which cannot set
-        watches). A change after its watch was set fires it, so nothing between the two passes is missed; a
-        missing znode keeps an exists watch, which is what a znode not created yet needs."""
-        client = self.session.client
-        self._pipelined(znodes, lambda p: client.exists_async(p, watch=self._watcher), "exists")
+        """For full loads: one multiRead pass, then every watch in a few SetWatches requests relative to a
+        zxid taken before the read (:mod:`controller.zk.setwatches`): a znode changed since the read fires at
+        once, so nothing between the two is missed; a missing znode gets an exists watch, which is what a
+        znode not created yet needs (and fires at once if it was created meanwhile). A million-partition
+        cluster's load is a few hundred multiReads and a few hundred SetWatches, not a million requests."""
         if not znodes:
             return {}
-        return self.session.read_data(znodes, expected_size=120)
+        since = self.session.last_zxid
+        found = self.session.read_data(znodes, expected_size=120)
+        present = [p for p, r in found.items() if r is not None]
+        self.session.watch_data(present, self._watcher, since, missing=[p for p, r in found.items() if r is None])
+        return found
 
     def _get_watched(self, znodes: Sequence[str], watch_missing: bool) -> dict[str, DataResult | None]:
         """For updates: pipelined getData with a watch (read and watch in one call). getData sets no watch on

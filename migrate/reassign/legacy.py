@@ -105,7 +105,7 @@ class ZkCluster:
                     props.pop(k, None)
             return props
 
-        alter_entity(self.session, self.session, entity_type, name, compute, controller_wait_s=30.0)
+        alter_entity(self.session, entity_type, name, compute, controller_wait_s=30.0)
 
 
 def run(session: ZkSession, opts: Options, out: Output) -> None:

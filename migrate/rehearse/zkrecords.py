@@ -9,6 +9,7 @@ its own ZooKeeper identity (hence its own session), so a node's broker side and 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,44 +77,66 @@ def _ops(txn: F.Txn) -> Iterable[tuple[int, dict[str, object]]]:
     return [(txn.type, txn.body)]
 
 
-def read_audit(dirs: Sequence[Path], chroot: str) -> Audit:
+def read_audit(dirs: Sequence[Path], chroot: str, *, merge: bool = False) -> Audit:
     """Read the transaction logs of the member that has the most (members of one ensemble log the same
-    transactions; one paused or restarted may lag)."""
-    best: tuple[int, Path, list[Path]] | None = None
+    transactions; one paused or restarted may lag).
+
+    With ``merge``, read every member's logs (``dirs``: one per member of the ensemble) and keep each transaction
+    that a quorum of them logged, once. A member restarted while the others went on may have been brought up to
+    date with a snapshot, leaving a gap in its own log; and a leader that was frozen logs, when it wakes up, the
+    proposals of a term that has ended (typically the expiry of every session it tracked), which are never
+    committed and may stay in its log. ZooKeeper commits exactly what a quorum logged (a follower logs a proposal
+    before it acknowledges it), so the quorum's transactions are the ensemble's history."""
+    candidates: list[tuple[int, int, Path, list[Path]]] = []
     for d in dirs:
         _snaps, logs = F.files_in(d)
         if logs:
-            newest = F.zxid_of(logs[-1])
-            size = sum(p.stat().st_size for p in logs)
-            if best is None or (newest, size) > (best[0], sum(p.stat().st_size for p in best[2])):
-                best = (newest, d, logs)
+            candidates.append((F.zxid_of(logs[-1]), sum(p.stat().st_size for p in logs), d, logs))
     audit = Audit()
-    if best is None:
+    if not candidates:
         return audit
-    audit.log_dir = best[1]
+    best = max(candidates, key=lambda c: (c[0], c[1]))
+    audit.log_dir = best[2]
+    if not merge:
+        _replay(audit, (txn for log in best[3] for txn in _txns(log, audit)), chroot)
+        return audit
+    quorum = len(dirs) // 2 + 1
+    seen: dict[int, F.Txn] = {}
+    logged: Counter[int] = Counter()
+    for _newest, _size, _d, logs in candidates:
+        mine: set[int] = set()
+        for log in logs:
+            for txn in _txns(log, audit):
+                if txn.zxid not in mine:
+                    mine.add(txn.zxid)
+                    seen.setdefault(txn.zxid, txn)
+        logged.update(mine)
+    _replay(audit, (seen[z] for z in sorted(seen) if logged[z] >= quorum), chroot)
+    return audit
+
+
+def _replay(audit: Audit, txns: Iterable[F.Txn], chroot: str) -> None:
     prefix = chroot.rstrip("/")
     owner: int | None = None  # the session holding /controller at this point of the log
-    for log in best[2]:
-        for txn in _txns(log, audit):
-            audit.last_zxid = txn.zxid
-            if txn.type == F.CLOSE_SESSION and txn.session == owner:
-                owner = None  # its ephemeral /controller goes with it
-            for kind, body in _ops(txn):
-                name = WRITES.get(kind)
-                raw = body.get("path")
-                if name is None or not isinstance(raw, str) or not (raw == prefix or raw.startswith(prefix + "/")):
-                    continue
-                path = raw[len(prefix) :] or "/"
-                if name == "create" and body.get("ephemeral"):
-                    if path == "/controller":
-                        audit.controller_sessions.add(txn.session)
-                        owner = txn.session
-                    elif path.startswith("/brokers/ids/") and path.rsplit("/", 1)[1].isdigit():
-                        audit.broker_sessions[txn.session] = int(path.rsplit("/", 1)[1])
-                elif name == "delete" and path == "/controller":
-                    owner = None
-                audit.writes.append(Write(txn.zxid, txn.session, name, path, txn.session == owner))
-    return audit
+    for txn in txns:
+        audit.last_zxid = txn.zxid
+        if txn.type == F.CLOSE_SESSION and txn.session == owner:
+            owner = None  # its ephemeral /controller goes with it
+        for kind, body in _ops(txn):
+            name = WRITES.get(kind)
+            raw = body.get("path")
+            if name is None or not isinstance(raw, str) or not (raw == prefix or raw.startswith(prefix + "/")):
+                continue
+            path = raw[len(prefix) :] or "/"
+            if name == "create" and body.get("ephemeral"):
+                if path == "/controller":
+                    audit.controller_sessions.add(txn.session)
+                    owner = txn.session
+                elif path.startswith("/brokers/ids/") and path.rsplit("/", 1)[1].isdigit():
+                    audit.broker_sessions[txn.session] = int(path.rsplit("/", 1)[1])
+            elif name == "delete" and path == "/controller":
+                owner = None
+            audit.writes.append(Write(txn.zxid, txn.session, name, path, txn.session == owner))
 
 
 @dataclass

@@ -153,7 +153,7 @@ class _Guarded(io.RawIOBase):
     def readinto(self, target: bytearray | memoryview) -> int:  # type: ignore[override]
         try:
             data = self._inner.read(len(target))
-        except (EOFError, OSError, gzip.BadGzipFile) as exc:
+        except (EOFError, OSError, zlib.error) as exc:  # zlib.error: a corrupt deflate stream; OSError: BadGzipFile
             raise FormatError(self._name, self._offset, f"compressed stream is damaged: {exc}") from None
         target[: len(data)] = data
         self._offset += len(data)
@@ -329,7 +329,10 @@ def _decode_body(r: Reader, kind: int, end: int) -> dict[str, object]:
     if kind == MULTI:
         subs = []
         for _ in range(r.count("the multi")):
+            at = r.offset
             sub_kind = r.i32("a multi op type")
+            if sub_kind == MULTI:  # ZooKeeper never writes one (MultiTxn holds single ops); no recursion on it
+                raise r.fail("a multi nested in a multi", at)
             raw = r.buffer("a multi op") or b""
             sub = Reader(io.BytesIO(raw), r.name)
             sub.offset = r.offset - len(raw)

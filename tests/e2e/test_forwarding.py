@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import io
+import socket
+import struct
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -28,13 +31,19 @@ from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 from kafka.protocol.admin import (
     AlterClientQuotasRequest,
     CreateAclsRequest,
+    CreateTopicsRequest,
     DeleteAclsRequest,
     IncrementalAlterConfigsRequest,
 )
 from kafka.protocol.metadata import ApiVersionsRequest
 from kazoo.client import KazooClient
+from kio.schema.incremental_alter_configs.v1 import request as iac_v1
+from kio.schema.incremental_alter_configs.v1.response import IncrementalAlterConfigsResponse
+from kio.serial import entity_reader, entity_writer
+from kio.static.primitive import i8, i16, i32
 from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
 
+from controller.config import DEFAULT_FORWARDING_MAX_IN_FLIGHT
 from controller.devstack.stack import NodeProcess, Stack
 from controller.logtags import UNEXPECTED
 from tests.e2e.conftest import RunningStack
@@ -404,6 +413,84 @@ def test_at_gate_the_active_controller_handles_requests_itself(at: RunningStack)
     assert delta(before, after, "writes.acl")[c] >= 2
     assert broker_config(at.zk, c) == f"{3000 + BATCH - 1}"
     assert topic_acls(at.zk, "ctl-acl") is None
+
+
+# -- 2b. several forwarded requests in flight, one client's still in order (issue 15) ---------------------------------
+PIPELINED = 30
+
+
+def set_retention_frame(correlation: int, topic: str, value: str) -> bytes:
+    """A size-prefixed IncrementalAlterConfigs v1 (SET retention.ms on ``topic``), encoded with kio."""
+    header_cls = iac_v1.IncrementalAlterConfigsRequest.__header_schema__
+    buf = io.BytesIO()
+    entity_writer(header_cls)(buf, header_cls(request_api_key=i16(44), request_api_version=i16(1),
+                                              correlation_id=i32(correlation), client_id="pipelined"))  # fmt: skip
+    config = iac_v1.AlterableConfig(name="retention.ms", config_operation=i8(0), value=value)
+    resource = iac_v1.AlterConfigsResource(resource_type=i8(2), resource_name=topic, configs=(config,))
+    body = iac_v1.IncrementalAlterConfigsRequest(resources=(resource,), validate_only=False)
+    entity_writer(iac_v1.IncrementalAlterConfigsRequest)(buf, body)
+    return struct.pack(">i", len(buf.getvalue())) + buf.getvalue()
+
+
+def read_answers(sock: socket.socket, n: int) -> list[tuple[int, int]]:
+    """``n`` IncrementalAlterConfigs v1 responses off ``sock``: (correlation id, error code) each, in arrival order."""
+    stream = sock.makefile("rb")
+    out = []
+    for _ in range(n):
+        (size,) = struct.unpack(">i", stream.read(4))
+        frame = stream.read(size)
+        header, offset = entity_reader(IncrementalAlterConfigsResponse.__header_schema__)(frame, 0)
+        body, _ = entity_reader(IncrementalAlterConfigsResponse)(frame, offset)
+        [result] = body.responses
+        out.append((int(header.correlation_id), int(result.error_code)))
+    return out
+
+
+def test_at_gate_one_connections_pipelined_requests_are_answered_and_applied_in_order(at: RunningStack) -> None:
+    """The forwarding broker keeps several requests in flight to the controller (the node default is a window
+    of more than one), yet a client that pipelines SET retention.ms=1, 2, ..., 30 on one topic over one
+    connection gets its answers in that order and the topic ends at 30: Kafka's per-connection order (a
+    connection's next request is read only once the previous one is answered). Other clients keep the window
+    busy meanwhile, so the pipelined requests share it with theirs."""
+    assert DEFAULT_FORWARDING_MAX_IN_FLIGHT > 1
+    c, x, y = roles(at)
+    busy_topics = [f"busy-{i}" for i in range(8)]
+    with Admin(at.stack.nodes) as admin:
+        topics = [CreateTopicsRequest.CreatableTopic(name=t, num_partitions=1, replication_factor=1, assignments=[],
+                                                     configs=[]) for t in ("ordered", *busy_topics)]  # fmt: skip
+        ok(admin.send(c, CreateTopicsRequest(topics=topics, timeout_ms=30000, validate_only=False)))
+    port = node(at, x).port
+    stop = threading.Event()
+    busy_answers: dict[str, list[int]] = {t: [] for t in busy_topics}
+
+    def busy(topic: str) -> None:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            n = 0
+            while not stop.is_set() or not busy_answers[topic]:
+                n += 1
+                sock.sendall(set_retention_frame(n, topic, str(n)))
+                busy_answers[topic].extend(code for _c, code in read_answers(sock, 1))
+
+    before = snapshot(at.stack.nodes)
+    threads = [threading.Thread(target=busy, args=(t,)) for t in busy_topics]
+    for t in threads:
+        t.start()
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            sock.sendall(b"".join(set_retention_frame(k, "ordered", str(k)) for k in range(1, PIPELINED + 1)))
+            answers = read_answers(sock, PIPELINED)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(60)
+    after = snapshot(at.stack.nodes)
+    assert answers == [(k, 0) for k in range(1, PIPELINED + 1)]
+    config = orjson.loads(at.zk.get("/config/topics/ordered")[0])["config"]
+    assert config["retention.ms"] == str(PIPELINED)
+    assert all(codes and set(codes) == {0} for codes in busy_answers.values()), busy_answers
+    forwarded = PIPELINED + sum(len(codes) for codes in busy_answers.values())
+    assert delta(before, after, "forwarded") == only(x, forwarded, (c, x, y))
+    assert delta(before, after, "writes.config") == only(c, forwarded, (c, x, y))
 
 
 # -- 3. rolling IBP bump under load ----------------------------------------------------------------------------------

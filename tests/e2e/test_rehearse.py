@@ -49,7 +49,13 @@ def test_a_short_rehearsal_with_a_drill_passes_and_its_report_shows_the_steps(tm
     for phase in ("roll-1", "roll-2"):
         restarts = [s for s in steps if s["phase"] == phase and s["kind"] == "restart"]
         assert sorted(s["node"] for s in restarts) == [1, 2, 3], [s["name"] for s in steps]
-        assert restarts[-1]["name"].endswith("(the active controller, last)"), [s["name"] for s in restarts]
+        last = [s["name"] for s in restarts if s["name"].endswith("(the active controller, last)")]
+        if phase == "roll-2":
+            assert last == [restarts[-1]["name"]], [s["name"] for s in restarts]
+        else:
+            # the drill kills the controller mid-roll: the next one may be a node already rolled, which then
+            # is not restarted again (Strimzi's order); if it is still waiting, it goes last
+            assert last in ([], [restarts[-1]["name"]]), [s["name"] for s in restarts]
         assert all(s["outcome"] == "ok" and s["waits"] for s in restarts)
     assert all("with IBP 3.4-IV0" in s["name"] for s in steps if s["phase"] == "roll-2")
     drill = next(s for s in steps if s["kind"] == "drill")

@@ -204,3 +204,37 @@ def test_partitions_added_by_a_legacy_tool_get_states(zk_hosts: str, zk: KazooCl
         c.start_broker(2)
         c.stop_broker(controller.broker_id)
         assert sorted(c.active().snapshot().topics["grow"].partitions) == [0, 1, 2]
+
+
+def test_many_topics_in_one_request_are_created_pipelined(zk_hosts: str, zk: KazooClient) -> None:
+    """One CreateTopics of many topics: each topic is one fenced multi and the multis travel together. Every
+    topic appears whole (znode, partitions, states) and the per-topic outcomes stay Kafka's: an existing
+    topic, a stale config znode, and a name colliding with another topic of the same request."""
+    with cluster(zk_hosts, zk) as c:
+        for b in (0, 1, 2):
+            c.start_broker(b)
+        controller = c.active()
+        assert controller.create_topics([NewTopic("exists", 1, 1)])["exists"][0] is E.NONE
+        zk.create(paths.entity_config("topics", "stale"), EntityConfig({"retention.ms": "1"}).encode(), makepath=True)
+        many = [NewTopic(f"bulk-{i:03d}", 4, 2) for i in range(300)]
+        result = controller.create_topics(
+            [*many, NewTopic("exists", 1, 1), NewTopic("stale", 2, 1, configs={"cleanup.policy": "compact"}),
+             NewTopic("a.b", 1, 1), NewTopic("a_b", 1, 1)]
+        )  # fmt: skip
+        assert all(result[t.name] == (E.NONE, None) for t in many)
+        assert result["exists"] == (E.TOPIC_ALREADY_EXISTS, "Topic 'exists' already exists.")
+        assert result["stale"] == (E.NONE, None)
+        assert result["a.b"] == (E.NONE, None)
+        assert result["a_b"][0] is E.INVALID_TOPIC_EXCEPTION and "collides with existing topics: a.b" in str(
+            result["a_b"][1]
+        )
+        assert EntityConfig.decode("c", zk.get(paths.entity_config("topics", "stale"))[0]).config == {
+            "cleanup.policy": "compact"
+        }
+        for t in (*many[::50], NewTopic("stale", 2, 1)):
+            assignment = c.assignment(t.name)
+            assert sorted(assignment.partitions) == list(range(t.num_partitions))
+            for p in assignment.partitions:
+                assert zk.exists(paths.partition_state(t.name, p)) is not None
+        ctx = controller.active.ctx  # type: ignore[union-attr]
+        assert all(ctx.topics[t.name].partitions[0].state is not None for t in many)

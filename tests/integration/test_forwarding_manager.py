@@ -29,7 +29,7 @@ from kio.schema.errors import ErrorCode
 from kio.serial import entity_reader, entity_writer
 from kio.static.primitive import i8, i16, i32, i32Timedelta
 
-from controller.broker.forwarding import ForwardingManager
+from controller.broker.forwarding import Backoff, ForwardingManager
 from controller.security.principal import KafkaPrincipal, serialize
 from controller.wire.client import KafkaClient
 from controller.wire.envelope import Outcome
@@ -218,6 +218,9 @@ class FakeController:
         self.envelopes: list[Seen] = []
         self.answered = 0
         self.max_outstanding = 0
+        #: Envelopes read and not yet answered (or dropped), over all connections, and the most at once.
+        self.in_flight = 0
+        self.max_in_flight = 0
         self.unexpected: list[str] = []
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
@@ -266,6 +269,8 @@ class FakeController:
                 if int.from_bytes(frame[:2], "big", signed=True) == ENVELOPE:
                     state["outstanding"] += 1
                     self.max_outstanding = max(self.max_outstanding, state["outstanding"])
+                    self.in_flight += 1
+                    self.max_in_flight = max(self.max_in_flight, self.in_flight)
                 queue.put_nowait(frame)
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
@@ -305,6 +310,7 @@ class FakeController:
                 await action.gate.wait()
                 action = action.then
             if isinstance(action, Close):
+                self.in_flight -= 1
                 writer.write(action.partial)
                 await writer.drain()
                 writer.close()
@@ -317,6 +323,7 @@ class FakeController:
             writer.write(struct.pack(">i", len(reply)) + reply)
             await writer.drain()
             state["outstanding"] -= 1
+            self.in_flight -= 1
             self.answered += 1
             if isinstance(action, Answer) and action.close_after:
                 writer.close()
@@ -397,13 +404,17 @@ class Rig:
 
 
 @contextlib.asynccontextmanager
-async def rig(*controllers: FakeController, timeout_ms: int = LONG_MS, elect: int | None = 0) -> AsyncIterator[Rig]:
+async def rig(
+    *controllers: FakeController, timeout_ms: int = LONG_MS, elect: int | None = 0, window: int = 1
+) -> AsyncIterator[Rig]:
     """Start the fake controllers as brokers 100, 101, …, elect the ``elect``-th (None: no controller) and build a
-    ForwardingManager for broker 1. Everything is closed on the way out, whether the test passed or not."""
+    ForwardingManager for broker 1 keeping ``window`` requests in flight (1: Kafka's). Everything is closed on
+    the way out, whether the test passed or not."""
     view = ClusterView()
     started: dict[int, FakeController] = {}
     metrics = RecordingMetrics()
-    fm = ForwardingManager(BROKER_ID, view.snapshot, LISTENER, connect, timeout_ms=timeout_ms, metrics=metrics)
+    fm = ForwardingManager(BROKER_ID, view.snapshot, LISTENER, connect, timeout_ms=timeout_ms, metrics=metrics,
+                           max_in_flight=window)  # fmt: skip
     try:
         for i, fake in enumerate(controllers):
             await fake.start()
@@ -415,7 +426,7 @@ async def rig(*controllers: FakeController, timeout_ms: int = LONG_MS, elect: in
         yield Rig(view, metrics, fm, started)
     finally:
         fm.stop()
-        await fm._forget()  # the manager has no close(): drop its channel so no socket outlives the loop
+        await fm._forget()  # the manager has no close(): drop its channels so no socket outlives the loop
         for fake in started.values():
             await fake.aclose()
 
@@ -957,3 +968,108 @@ def test_cancelled_forward_does_not_poison_the_next_request() -> None:
             assert (await r.forward(inner_request(2))).response == inner_response(2, "c0")
 
     run(body)
+
+
+# -- a window of several requests in flight (bridgekeeper.forwarding.max.in.flight, issue 15) --------------------------
+def test_a_window_keeps_that_many_requests_in_flight_each_on_its_own_connection() -> None:
+    async def body() -> None:
+        gate = asyncio.Event()
+        fake = FakeController("c0", [Hold(gate), Hold(gate), Hold(gate)])
+        async with rig(fake, window=3) as r:
+            pending = [asyncio.create_task(r.forward(inner_request(c))) for c in (1, 2, 3, 4, 5)]
+            await eventually(lambda: len(fake.envelopes) == 3, "three envelopes in flight")
+            await asyncio.sleep(0.05)  # every chance to send a fourth
+            assert len(fake.envelopes) == 3 and fake.in_flight == 3
+            assert fake.connections == 3 and fake.max_outstanding == 1  # one per connection, never pipelined
+            assert {correlation_of(s.request_data) for s in fake.envelopes} == {1, 2, 3}  # first come, first in
+            assert r.metrics.lengths[-1] == 5 and not any(p.done() for p in pending)
+
+            gate.set()
+            outcomes = await asyncio.gather(*pending)
+            assert [o.response for o in outcomes] == [inner_response(c, "c0") for c in (1, 2, 3, 4, 5)]
+            assert fake.connections == 3  # the last two went on connections the first three left idle
+            assert fake.max_in_flight == 3
+            assert (r.metrics.forwarded, r.metrics.envelopes) == (5, 5)
+            assert r.metrics.lengths[-1] == 0
+
+    run(body)
+
+
+def test_a_window_never_opens_more_connections_than_it_has_slots() -> None:
+    async def body() -> None:
+        fake = FakeController("c0")
+        async with rig(fake, window=4) as r:
+            for _burst in range(3):
+                outcomes = await asyncio.gather(*(r.forward(inner_request(c)) for c in range(20)))
+                assert [o.response for o in outcomes] == [inner_response(c, "c0") for c in range(20)]
+            assert fake.max_in_flight <= 4 and fake.connections <= 4
+            assert fake.api_versions == fake.connections  # each connection asked once, then reused
+            assert r.metrics.envelopes == 60
+
+    run(body)
+
+
+def counted(monkeypatch: pytest.MonkeyPatch, backoff: Backoff) -> list[float]:
+    """The waits ``backoff.failed()`` returns from now on, one per failure it is told of."""
+    grow = backoff.failed
+    waits: list[float] = []
+
+    def failed() -> float:
+        waits.append(grow())
+        return waits[-1]
+
+    monkeypatch.setattr(backoff, "failed", failed)
+    return waits
+
+
+def test_requests_in_flight_that_all_hear_not_controller_grow_the_back_off_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Three requests in flight to a deposed controller each hear NOT_CONTROLLER: one verdict about one metadata
+    version, so the back-off before asking that broker again doubles once, not three times."""
+
+    async def body() -> None:
+        gate = asyncio.Event()
+        refuse = Answer(error=E.NOT_CONTROLLER.code, inner=lambda _s, _n: None)
+        old = FakeController("old", [Hold(gate, refuse), Hold(gate, refuse), Hold(gate, refuse)])
+        new = FakeController("new")
+        async with rig(old, new, window=3) as r:
+            verdicts = counted(monkeypatch, r.fm._not_controller_backoff)
+            pending = [asyncio.create_task(r.forward(inner_request(c))) for c in (1, 2, 3)]
+            await eventually(lambda: len(old.envelopes) == 3, "three envelopes at the old controller")
+            r.view.elect(101)
+            gate.set()
+            outcomes = await asyncio.gather(*pending)
+            assert [o.response for o in outcomes] == [inner_response(c, "new") for c in (1, 2, 3)]
+            assert r.metrics.retries == {"not_controller": 3}
+            assert len(verdicts) == 1
+            assert_no_surprises(old, new)
+
+    run(body)
+
+
+def test_connections_lost_together_grow_the_reconnect_back_off_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The controller drops all three connections carrying requests: one failure for the reconnect back-off (the
+    second connection lost with the first says nothing new), and every request is retried and answered."""
+
+    async def body() -> None:
+        gate = asyncio.Event()
+        fake = FakeController("c0", [Hold(gate, Close()), Hold(gate, Close()), Hold(gate, Close())])
+        async with rig(fake, window=3) as r:
+            failures = counted(monkeypatch, r.fm._reconnect_backoff)
+            pending = [asyncio.create_task(r.forward(inner_request(c))) for c in (1, 2, 3)]
+            await eventually(lambda: len(fake.envelopes) == 3, "three envelopes in flight")
+            gate.set()
+            outcomes = await asyncio.gather(*pending)
+            assert [o.response for o in outcomes] == [inner_response(c, "c0") for c in (1, 2, 3)]
+            assert r.metrics.retries == {"connection_lost": 3}
+            assert len(failures) == 1
+            assert len(fake.envelopes) == 6  # three lost, three answered on new connections (some maybe reused)
+            assert 4 <= fake.connections <= 6
+
+    run(body)
+
+
+def test_a_window_of_zero_is_refused() -> None:
+    with pytest.raises(ValueError, match="max_in_flight must be at least 1"):
+        ForwardingManager(BROKER_ID, ClusterView().snapshot, LISTENER, connect, timeout_ms=LONG_MS, max_in_flight=0)

@@ -446,3 +446,51 @@ def test_arguments_are_checked(zk: KazooClient) -> None:
     with pytest.raises(TypeError):
         multi_read_async(zk, [("/a",)])  # type: ignore[list-item]
     assert read_data(zk, []) == {}
+
+
+# -- read_data_into: the failover's streaming read ---------------------------------------------------------------
+def collect_into(client: KazooClient, paths: list[str], **kwargs: Any) -> tuple[list[tuple[int, int]], list[Any]]:
+    """read_data_into's batches as (first index, count) and its results as (data, version) per path."""
+    batches: list[tuple[int, int]] = []
+    results: list[Any] = [None] * len(paths)
+
+    def sink(start: int, datas: list[bytes | None], versions: list[int]) -> None:
+        batches.append((start, len(datas)))
+        assert len(datas) == len(versions)
+        for i, (d, v) in enumerate(zip(datas, versions, strict=True), start):
+            results[i] = (d, v)
+
+    multiread.read_data_into(client, paths, sink, **kwargs)
+    return batches, results
+
+
+@pytest.mark.parametrize("multi_read", [True, False])
+def test_read_data_into_matches_read_data_in_order(zk: KazooClient, multi_read: bool) -> None:
+    zk.create("/s")
+    populate(zk, [(f"/s/{i}", None if i % 7 == 0 else str(i).encode()) for i in range(2500)])
+    zk.set("/s/5", b"five")  # version 1
+    paths = [f"/s/{i}" for i in range(2600)]  # the last 100 do not exist
+    batches, results = collect_into(zk, paths, batch=400, multi_read=multi_read)
+    # batches arrive in order and cover every path once
+    covered = 0
+    for start, count in batches:
+        assert start == covered
+        covered += count
+    assert covered == len(paths) and (len(batches) > 1 or not multi_read)
+    expected = read_data(zk, paths)
+    for p, (data, version) in zip(paths, results, strict=True):
+        found = expected[p]
+        assert (data, version) == ((None, -1) if found is None else (found[0], found[1].version)), p
+    assert results[5] == (b"five", 1) and results[7] == (None, 0) and results[2599] == (None, -1)
+    delete_children(zk, "/s")
+
+
+def test_read_data_into_raises_other_errors_naming_the_path(zk: KazooClient) -> None:
+    from kazoo.exceptions import NoAuthError
+    from kazoo.security import make_digest_acl
+
+    zk.create("/secret2", b"s", acl=[make_digest_acl("u", "p", all=True)])
+    with pytest.raises(NoAuthError) as info:
+        collect_into(zk, ["/secret2"])
+    assert "/secret2" in "".join(getattr(info.value, "__notes__", []))
+    zk.delete("/secret2")

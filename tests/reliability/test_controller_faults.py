@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -171,3 +172,72 @@ def test_frozen_controller_resumes_as_a_zombie_and_writes_nothing(make_stack: li
     assert all(state.controller_epoch == new_epoch for state in written_after)
     assert frozen.process.poll() is None  # the zombie is alive and well, just not the controller
     zk.stop()
+
+
+def test_a_broker_session_expired_alone_registers_again(make_stack: list[Stack], tmp_path: Path) -> None:
+    """With a controller identity of its own (lockdown's layout) a node holds two sessions. The controller's
+    re-registers the broker after an expiry of its own; the broker's expiring alone must do it too."""
+    from controller.zk.expire import expire_session
+
+    stack = Stack(nodes=2, data_dir=tmp_path / "stack", ibp="3.9", overrides={
+        "zookeeper.session.timeout.ms": SESSION_MS, "bridgekeeper.zookeeper.digest": "broker:b-secret",
+        "bridgekeeper.zookeeper.controller.digest": "controller:c-secret"})  # fmt: skip
+    make_stack.append(stack)
+    stack.start()
+    zk = KazooClient(hosts=stack.zookeeper)
+    zk.start(timeout=20)
+    try:
+        wait_for(lambda: controller_id(zk) is not None, 60, "a controller")
+        node = controller_id(zk)
+        assert node is not None
+        _data, controller_stat = zk.get(paths.CONTROLLER)
+        _data, broker_stat = zk.get(paths.broker(node))
+        assert broker_stat.ephemeralOwner != controller_stat.ephemeralOwner  # two sessions
+        assert expire_session(stack.zk.connect_string, broker_stat.ephemeralOwner)
+
+        def registered_again() -> bool:
+            stat = zk.exists(paths.broker(node))
+            return stat is not None and stat.czxid != broker_stat.czxid
+
+        wait_for(registered_again, 30, f"node {node} to register again with its new broker session")
+        _data, now = zk.get(paths.CONTROLLER)
+        assert now.ephemeralOwner == controller_stat.ephemeralOwner  # the controller was not touched
+    finally:
+        zk.stop()
+
+
+def test_a_node_restarted_before_its_old_session_expired_exits_at_once(make_stack: list[Stack], tmp_path: Path
+                                                                       ) -> None:  # fmt: skip
+    """Kafka refuses a broker id still registered by another session, and skips controlled shutdown when
+    startup did not complete: the node exits within moments (it spent ~45 s asking itself to shut down), and
+    starts normally once ZooKeeper expired the killed process's session."""
+    from controller.devstack.stack import StackError
+
+    stack = Stack(nodes=2, data_dir=tmp_path / "stack", ibp="3.9",
+                  overrides={"zookeeper.session.timeout.ms": "10000"})  # fmt: skip
+    make_stack.append(stack)
+    stack.start()
+    zk = KazooClient(hosts=stack.zookeeper)
+    zk.start(timeout=20)
+    try:
+        wait_for(lambda: controller_id(zk) is not None, 60, "a controller")
+        active = controller_id(zk)
+        assert active is not None
+        victim = stack.nodes[active - 1]
+        old = zk.exists(paths.broker(victim.broker_id))
+        assert old is not None
+        stack.signal_node(victim, signal.SIGKILL)
+        started = time.monotonic()
+        with pytest.raises(StackError, match="exited with code 1"):
+            stack.start_node(victim, timeout=60)
+        assert time.monotonic() - started < 10
+        log = victim.log_path.read_text(errors="replace")
+        assert "is registered by another session" in log
+        assert "did not complete its start: no controlled shutdown" in log
+        assert "controlled shutdown attempt" not in log
+        wait_for(lambda: zk.exists(paths.broker(victim.broker_id)) is None, 30, "the old session to expire")
+        stack.start_node(victim, timeout=60)
+        stat = zk.exists(paths.broker(victim.broker_id))
+        assert stat is not None and stat.czxid != old.czxid
+    finally:
+        zk.stop()

@@ -92,3 +92,27 @@ def test_the_lock_is_released_when_an_attempt_fails() -> None:
         cas.read_modify_write("/k", boom, max_attempts=3, give_up=lambda: RuntimeError("unused"))
     assert cas._locks == {}
     assert cas.read_modify_write("/k", lambda: 7, max_attempts=1, give_up=lambda: RuntimeError("unused")) == 7
+
+
+def test_catch_up_runs_before_each_retry_only() -> None:
+    """After a lost race the session syncs before it reads again (its server may trail the write that won);
+    the first attempt reads at once."""
+    events: list[str] = []
+
+    def attempt() -> int:
+        events.append("attempt")
+        if len(events) < 5:
+            raise cas.Raced("version moved")
+        return 1
+
+    assert (
+        cas.read_modify_write(
+            "/k",
+            attempt,
+            max_attempts=5,
+            give_up=lambda: RuntimeError("unused"),
+            catch_up=lambda: events.append("sync"),
+        )
+        == 1
+    )
+    assert events == ["attempt", "sync", "attempt", "sync", "attempt"]

@@ -211,6 +211,7 @@ def test_defaults() -> None:
     assert c.metrics_enabled
     assert c.metrics_host == "127.0.0.1"
     assert c.forwarding_min_ibp is IBP_3_4_IV0
+    assert c.forwarding_max_in_flight == 16
     assert c.zk_retry_deadline_ms == 6000
     assert c.replica_catchup_bytes_per_partition == 10485760
     assert c.replica_catchup_rate_bytes_per_sec == 104857600
@@ -559,6 +560,13 @@ def test_smallest_session_timeout() -> None:
     )
 
 
+def test_forwarding_window_is_read_within_its_bounds() -> None:
+    """1 (Kafka's one request in flight) to 64; Java's integer parsing, surrounding blanks trimmed."""
+    assert build({"bridgekeeper.forwarding.max.in.flight": "1"}).forwarding_max_in_flight == 1
+    assert build({"bridgekeeper.forwarding.max.in.flight": " 64 "}).forwarding_max_in_flight == 64
+    assert build({"bridgekeeper.forwarding.max.in.flight": "4"}).warnings == ()
+
+
 # --- unknown keys -------------------------------------------------------------------------------------------
 
 
@@ -678,6 +686,9 @@ BAD_INPUTS: list[tuple[dict[str, str], tuple[str, ...], str, str]] = [
     ({"bridgekeeper.metrics.port": "65536"}, (), "bridgekeeper.metrics.port", "Value must be no more than 65535"),
     ({"bridgekeeper.metrics.host": " "}, (), "bridgekeeper.metrics.host", "must name an address"),
     ({"bridgekeeper.forwarding.min.ibp": "x"}, (), "bridgekeeper.forwarding.min.ibp", "Version x is not a valid"),
+    ({"bridgekeeper.forwarding.max.in.flight": "0"}, (), "bridgekeeper.forwarding.max.in.flight", "at least 1"),
+    ({"bridgekeeper.forwarding.max.in.flight": "65"}, (), "bridgekeeper.forwarding.max.in.flight", "no more than 64"),
+    ({"bridgekeeper.forwarding.max.in.flight": "many"}, (), "bridgekeeper.forwarding.max.in.flight", "type INT"),
     ({"bridgekeeper.replica.catchup.bytes.per.partition": "-1"}, (), "bridgekeeper.replica.catchup", "at least 0"),
     ({"bridgekeeper.replica.catchup.rate.bytes.per.sec": "0"}, (), "bridgekeeper.replica.catchup", "at least 1"),
 ]

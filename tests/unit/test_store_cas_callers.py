@@ -37,9 +37,14 @@ class LosingSession:
         self.nodes = {"/controller": CONTROLLER, **nodes}
         self.multis = 0
         self.sets = 0
+        #: ZooKeeper syncs, by path: a lost race catches the session's server up before reading again.
+        self.syncs: list[str] = []
 
     def get(self, path: str) -> tuple[bytes, Any] | None:
         return (self.nodes[path], SimpleNamespace(version=7)) if path in self.nodes else None
+
+    def sync(self, path: str) -> None:
+        self.syncs.append(path)
 
     def get_children(self, path: str) -> list[str]:
         return []
@@ -66,15 +71,15 @@ def session(nodes: dict[str, bytes] | None = None) -> tuple[LosingSession, ZkSes
 
 # -- each caller's policy -----------------------------------------------------------------------------------------
 def write_topic(zk: ZkSession) -> None:
-    alter_entity(zk, zk, "topics", "t", lambda c: {**c, "retention.ms": "1"})
+    alter_entity(zk, "topics", "t", lambda c: {**c, "retention.ms": "1"})
 
 
 def write_quota(zk: ZkSession) -> None:
-    alter_quota_entity(zk, zk, "clients", "c", lambda c: {**c, "producer_byte_rate": "2"}, user_client=False)
+    alter_quota_entity(zk, "clients", "c", lambda c: {**c, "producer_byte_rate": "2"}, user_client=False)
 
 
 def write_user(zk: ZkSession) -> None:
-    alter_user(zk, zk, "alice", lambda c: {**c, "consumer_byte_rate": "2"})
+    alter_user(zk, "alice", lambda c: {**c, "consumer_byte_rate": "2"})
 
 
 @pytest.mark.parametrize(
@@ -98,6 +103,7 @@ def test_an_entity_config_write_gives_up_after_five_attempts(
         f"Cannot set entity configs for {entity}: concurrent updates.",
     )
     assert fake.multis == 5
+    assert fake.syncs == [f"/config/{entity.replace(' ', '/')}"] * 4  # before each re-read, not before the first
 
 
 def test_scram_bootstrap_gives_up_after_five_attempts() -> None:
@@ -118,6 +124,7 @@ def test_acl_update_retries_ten_times_with_kafkas_backoff() -> None:
     assert info.value.error is E.UNKNOWN_SERVER_ERROR
     assert info.value.message == f"Failed to update ACLs for {pattern} after trying a maximum of 10 times"
     assert fake.sets == 11  # the first try and 10 retries
+    assert fake.syncs == [acl_store.resource_path(pattern)] * 10
     assert len(slept) == 10 and all(0.1 <= s <= 0.15 for s in slept)  # 100 ms + up to 50 ms jitter
 
 
@@ -130,7 +137,7 @@ def test_writers_queued_behind_one_entity_share_the_wait_for_a_controller() -> N
 
     def writer() -> None:
         try:
-            alter_entity(zk, zk, "topics", "t", lambda c: {**c, "retention.ms": "1"}, controller_wait_s=1.0)
+            alter_entity(zk, "topics", "t", lambda c: {**c, "retention.ms": "1"}, controller_wait_s=1.0)
         except ApiFailure as exc:
             errors.append(exc.message)
 

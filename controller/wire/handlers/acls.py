@@ -20,6 +20,7 @@ from kio.schema.errors import ErrorCode
 
 from controller.store import acls as acl_store
 from controller.store.acls import AclBinding, AclBindingFilter, FilterPattern
+from controller.store.errors import STORE_ERRORS, zk_error
 from controller.wire.apikeys import bind, error_response
 from controller.wire.codec import Request, build, entity
 from controller.wire.server import Connection, Handler
@@ -109,6 +110,15 @@ def parse_filter(f: Any) -> AclBindingFilter | None:
         return None
 
 
+def _read_failure(exc: BaseException) -> tuple[KafkaError, str | None]:
+    """Reading the ACLs failed: ZooKeeper away or slow is the retriable REQUEST_TIMED_OUT (nothing was
+    changed yet), anything else UNKNOWN_SERVER_ERROR without a message, as Kafka's unexpected exceptions."""
+    error = zk_error(exc) if isinstance(exc, STORE_ERRORS) else E.UNKNOWN_SERVER_ERROR
+    if error is E.REQUEST_TIMED_OUT:
+        return error, f"ZooKeeper did not answer the ACL read in time ({type(exc).__name__})"
+    return error, None
+
+
 def _sort_key(pattern: ResourcePattern) -> tuple[int, int, str]:
     return pattern.resource_type.value, pattern.pattern_type.value, pattern.name
 
@@ -149,8 +159,9 @@ class AclApis:
             acls = await asyncio.to_thread(acl_store.list_acls, self.session)
         except Exception as exc:
             log.warning("DescribeAcls: cannot read ACLs: %r", exc)
-            return build(response_cls, throttle_time=ZERO, error_code=_code(E.UNKNOWN_SERVER_ERROR),
-                         error_message=None, resources=())  # fmt: skip
+            error, message = _read_failure(exc)
+            return build(response_cls, throttle_time=ZERO, error_code=_code(error), error_message=message,
+                         resources=())  # fmt: skip
         resource_cls, acl_cls = entity(req, "DescribeAclsResource"), entity(req, "AclDescription")
         resources = tuple(
             build(
@@ -202,13 +213,18 @@ class AclApis:
             return build(response_cls, throttle_time=ZERO, filter_results=tuple(bad for _ in filters))
         good = [f for f in filters if f is not None]
         try:
-            deleted = await asyncio.to_thread(acl_store.delete_acls, self._write_session(), good) if good else []
+            deleted, filter_errors = (
+                await asyncio.to_thread(acl_store.delete_acls_checked, self._write_session(), good)
+                if good
+                else ([], [])
+            )
         except Exception as exc:
             log.warning("DeleteAcls: cannot read ACLs: %r", exc)
-            failed = build(result_cls, error_code=_code(E.UNKNOWN_SERVER_ERROR), error_message=None, matching_acls=())
+            error, message = _read_failure(exc)
+            failed = build(result_cls, error_code=_code(error), error_message=message, matching_acls=())
             return build(response_cls, throttle_time=ZERO, filter_results=tuple(failed for _ in good))
         out = []
-        for bindings in deleted:
+        for bindings, filter_error in zip(deleted, filter_errors, strict=True):
             matching = tuple(
                 build(
                     acl_cls,
@@ -224,5 +240,9 @@ class AclApis:
                 )
                 for d in bindings
             )
-            out.append(build(result_cls, error_code=ErrorCode.none, error_message=None, matching_acls=matching))
+            # Kafka reports a failed deletion on the binding only; the filter carries it too, because some
+            # clients (kafka-python 3) drop binding errors and would take a failed delete for a done one.
+            error, message = filter_error or next(((d.error, d.message) for d in bindings if d.error is not E.NONE),
+                                                  (E.NONE, None))  # fmt: skip
+            out.append(build(result_cls, error_code=_code(error), error_message=message, matching_acls=matching))
         return build(response_cls, throttle_time=ZERO, filter_results=tuple(out))

@@ -91,17 +91,36 @@ class HandlerBase:
 NOT_CONTROLLER_TOP = (E.NOT_CONTROLLER, "This is not the correct controller for this cluster.")
 
 
+def controller_error(exc: KafkaApiError) -> tuple[KafkaError, str | None]:
+    """The answer for a controller call that failed with ``exc``.
+
+    NOT_CONTROLLER promises the client that nothing was done, so that it (or a forwarding broker, KIP-590)
+    sends the request again to the new controller. The controller thread answers NOT_CONTROLLER in two cases:
+    it was not the active controller when the call's turn came (the call never ran: the message is Kafka's
+    :data:`NOT_CONTROLLER_TOP` text), or the call ran and ZooKeeper failed under it (epoch check failed,
+    session lost, ZooKeeper unreachable: the message is that failure). In the second case some of the call's
+    writes may have been made (a DeleteTopics marker, a CreateTopics' topic znode, a reassignment's first
+    write), and the deposed controller cannot tell: the answer is REQUEST_TIMED_OUT, retriable and in doubt,
+    which is what KIP-4 says of a request that may still complete."""
+    if exc.error is E.NOT_CONTROLLER and exc.message != NOT_CONTROLLER_TOP[1]:
+        return E.REQUEST_TIMED_OUT, (
+            f"The controller lost ZooKeeper while handling the request, which may still take effect: {exc.message}"
+        )
+    return exc.error, exc.message
+
+
 async def controller_call(
     controller: Controller | None, fn: Callable[[Controller], Any]
 ) -> tuple[Any, KafkaError, str | None]:
     """Run a blocking controller call off the event loop; a non-controller (or one that just lost the
-    election) answers NOT_CONTROLLER as a top-level error."""
+    election) answers NOT_CONTROLLER as a top-level error, a call cut short by ZooKeeper REQUEST_TIMED_OUT
+    (:func:`controller_error`)."""
     if controller is None:
         return None, *NOT_CONTROLLER_TOP
     try:
         return await asyncio.to_thread(fn, controller), E.NONE, None
     except KafkaApiError as exc:
-        return None, exc.error, exc.message
+        return None, *controller_error(exc)
 
 
 def call_wait(timeout_ms: int) -> float:

@@ -25,6 +25,7 @@ from zkmodel import paths, topic_names
 from zkmodel.acls import AclOperation
 from zkmodel.configs import BROKERS, DEFAULT_ENTITY, TOPICS
 from zkmodel.errorcodes import KafkaError
+from zkmodel.errors import ZnodeFormatError
 from zkmodel.topic_configs import (
     BROKER_CONFIGS,
     TOPIC_CONFIG_DEFS,
@@ -65,6 +66,14 @@ def _resource_text(resource_type: int, name: str) -> str:
     return f"ConfigResource(type={_type_name(resource_type)}, name='{name}')"
 
 
+def _unreadable(exc: ZnodeFormatError) -> Outcome:
+    """A config znode another tool wrote wrong (a non-string value, bad JSON): that resource's answer is
+    Kafka's for an exception (UNKNOWN_SERVER_ERROR and its message, which names the znode), logged with the
+    path; the request and the connection go on."""
+    log.warning("unreadable config znode %s", exc)
+    return (E.UNKNOWN_SERVER_ERROR, str(exc))
+
+
 def _java_split(text: str) -> list[str]:
     """Java's ``String.split(",")``: trailing empty strings are dropped (but "" stays [""])."""
     parts = text.split(",")
@@ -96,7 +105,6 @@ class ConfigApis:
         validate_only: bool,
     ) -> None:
         alter_entity(
-            self.session,
             self.node.writes(self.session),
             entity_type,
             name,
@@ -132,6 +140,8 @@ class ConfigApis:
                 error: Outcome = OK
             except ApiFailure as exc:
                 configs, error = (), (exc.error, exc.message)
+            except ZnodeFormatError as exc:
+                configs, error = (), _unreadable(exc)
             results.append(
                 build(result_cls, error_code=code(error[0]), error_message=error[1], resource_type=rtype,
                       resource_name=rname, configs=configs)
@@ -248,6 +258,8 @@ class ConfigApis:
                     outcome = OK
                 except ApiFailure as exc:
                     outcome = (exc.error, exc.message)
+                except ZnodeFormatError as exc:
+                    outcome = _unreadable(exc)
                 except STORE_ERRORS as exc:
                     failure = store_failure(exc, f"the configs of {_resource_text(rid[0], rid[1])}")
                     outcome = (failure.error, failure.message)

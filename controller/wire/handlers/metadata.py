@@ -65,6 +65,8 @@ class MetadataApis(HandlerBase):
         requested = body.topics
         if req.api_version == 0 and not requested:
             requested = None  # v0: an empty list means all topics
+        if requested is not None and req.api_version < 12 and any(t.name is None for t in requested):
+            return self._invalid_request(req, requested)
         key: tuple[Any, ...] | None = None
         if requested is None and self.cache_metadata:
             flags = (getattr(body, "include_topic_authorized_operations", False),
@@ -83,6 +85,20 @@ class MetadataApis(HandlerBase):
             self._metadata_bodies.clear()  # old snapshots: a new version makes every key stale
         self._metadata_bodies[key] = encoded
         return encoded
+
+    @staticmethod
+    def _invalid_request(req: Request, requested: Any) -> Any:
+        """Kafka's answer to a v10/v11 request naming a topic by null (topic ids need v12; KafkaApis throws
+        InvalidRequestException): INVALID_REQUEST on every requested topic, a null name answered as "" (the
+        response has no null name before v12), as MetadataRequest.getErrorResponse builds it."""
+        topic_cls = entity(req, "MetadataResponseTopic")
+        topics = tuple(
+            build(topic_cls, error_code=code(E.INVALID_REQUEST), name=t.name or "", topic_id=t.topic_id,
+                  is_internal=False, partitions=(), topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED)
+            for t in requested
+        )  # fmt: skip
+        return build(req.schema.MetadataResponse, throttle_time=ZERO, brokers=(), cluster_id=None, controller_id=-1,
+                     topics=topics, cluster_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED)  # fmt: skip
 
     def _metadata_response(self, req: Request, conn: Connection, snapshot: Any, requested: Any) -> Any:
         if requested is None:

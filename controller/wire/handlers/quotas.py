@@ -323,7 +323,6 @@ class QuotaApis:
             return props
 
         alter_quota_entity(
-            self.session,
             self.node.writes(self.session),
             root,
             name,

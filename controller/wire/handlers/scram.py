@@ -29,7 +29,7 @@ from controller.security.scram import (
     iterations_error,
     make_credential_from_salted_password,
 )
-from controller.store.errors import STORE_ERRORS, ApiFailure
+from controller.store.errors import STORE_ERRORS, ApiFailure, zk_error
 from controller.store.scram import alter_user, read_all_users, read_user
 from controller.wire.apikeys import bind
 from controller.wire.codec import Request, build, entity
@@ -257,9 +257,11 @@ class ScramApis:
             except ApiFailure as exc:  # Errors.forException(e): the error's own message, not the exception's
                 log.info("Error encountered while altering user SCRAM credentials: %s", exc.message)
                 failed.append((user, exc.error, exc.error.message))
-            except FAILURES:
+            except FAILURES as exc:
                 log.warning("Error encountered while altering user SCRAM credentials", exc_info=True)
-                failed.append((user, E.UNKNOWN_SERVER_ERROR, E.UNKNOWN_SERVER_ERROR.message))
+                # ZooKeeper away or the session lost: the retriable, in-doubt REQUEST_TIMED_OUT (store.errors).
+                error = zk_error(exc) if isinstance(exc, STORE_ERRORS) else E.UNKNOWN_SERVER_ERROR
+                failed.append((user, error, error.message))
         return results + failed + done
 
     def _persist(self, user: str, removed: Sequence[str], added: Mapping[str, str]) -> None:
@@ -271,6 +273,4 @@ class ScramApis:
             new.update(added)
             return new
 
-        alter_user(
-            self.session, self.node.writes(self.session), user, compute, controller_wait_s=self.node.controller_wait_s
-        )
+        alter_user(self.node.writes(self.session), user, compute, controller_wait_s=self.node.controller_wait_s)

@@ -19,6 +19,7 @@ from controller.wire.handlers.base import (
     HandlerBase,
     call_wait,
     code,
+    controller_error,
     kafka_uuid,
 )
 from controller.wire.server import Connection
@@ -70,7 +71,7 @@ class TopicApis(HandlerBase):
                     controller.create_topics, to_create, validate_only=validate_only, timeout=call_wait(timeout_ms)
                 )
             except KafkaApiError as exc:
-                created = {t.name: (exc.error, exc.message) for t in to_create}
+                created = dict.fromkeys((t.name for t in to_create), controller_error(exc))
             results.update(created)
         succeeded = [n for n, (err, _m) in results.items() if err is E.NONE]
         if succeeded and not validate_only:
@@ -143,7 +144,7 @@ class TopicApis(HandlerBase):
             try:
                 results = await asyncio.to_thread(controller.delete_topics, names, timeout=call_wait(timeout_ms))
             except KafkaApiError as exc:
-                results = {n: (exc.error, exc.message) for n in names}
+                results = dict.fromkeys(names, controller_error(exc))
             started = [n for n, (err, _m) in results.items() if err is E.NONE]
             if started and not await self._wait(lambda s: not any(n in s.topics for n in started), timeout_ms / 1000):
                 results.update({n: (E.REQUEST_TIMED_OUT, None) for n in started})
@@ -188,7 +189,7 @@ class TopicApis(HandlerBase):
                     )
                 )
             except KafkaApiError as exc:
-                results.update({n: (exc.error, exc.message) for n in wanted})
+                results.update(dict.fromkeys(wanted, controller_error(exc)))
         grown = {n: wanted[n][0] for n, (err, _m) in results.items() if err is E.NONE and n in wanted}
         if grown and not validate_only:
             done = await self._wait(

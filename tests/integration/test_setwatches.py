@@ -1,0 +1,124 @@
+"""SetWatches (opcode 101) against a real ZooKeeper: many data watches in a few requests, with the
+relative-zxid guarantee that a change between a read and its watch fires at once."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from kazoo.client import KazooClient
+from kazoo.protocol.states import WatchedEvent
+
+from bench.zkpopulate import populate
+from controller.zk import setwatches
+from controller.zk.multiread import server_path
+from tests.zkharness import ZkServer, new_client
+
+pytestmark = pytest.mark.integration
+
+
+class Fired:
+    """Every event delivered, and a wait for a count of them."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str]] = []
+        self.cond = threading.Condition()
+
+    def __call__(self, event: WatchedEvent) -> None:
+        with self.cond:
+            self.events.append((event.type, event.path))
+            self.cond.notify_all()
+
+    def wait(self, count: int, timeout: float = 10.0) -> list[tuple[str, str]]:
+        with self.cond:
+            self.cond.wait_for(lambda: len(self.events) >= count, timeout)
+            return sorted(self.events)
+
+
+def test_watches_fire_on_change_and_delete_once(zk: KazooClient) -> None:
+    for name in ("a", "b", "c"):
+        zk.create(f"/w/{name}", name.encode(), makepath=True)
+    fired = Fired()
+    since = zk.get("/w/a")[1].mzxid  # at least as late as every znode here
+    zk.sync("/w")
+    setwatches.set_data_watches(zk, ["/w/a", "/w/b", "/w/c"], fired, zk.last_zxid, timeout=10)
+    time.sleep(0.3)
+    assert fired.events == [], "nothing changed after the zxid: no event yet"
+    assert since <= zk.last_zxid
+    zk.set("/w/a", b"A")
+    zk.delete("/w/c")
+    assert fired.wait(2) == [("CHANGED", "/w/a"), ("DELETED", "/w/c")]
+    zk.set("/w/a", b"again")  # a data watch fires once
+    zk.set("/w/b", b"B")
+    assert fired.wait(3) == [("CHANGED", "/w/a"), ("CHANGED", "/w/b"), ("DELETED", "/w/c")]
+    time.sleep(0.3)
+    assert len(fired.events) == 3
+
+
+def test_a_change_between_read_and_watch_fires_at_once(zk: KazooClient) -> None:
+    """The read happened at zxid Z; the znode changed (or went away) before the watch was set: the server
+    compares mzxid with Z and fires immediately, so the change is not lost."""
+    zk.create("/g/kept", b"1", makepath=True)
+    zk.create("/g/changed", b"1")
+    zk.create("/g/gone", b"1")
+    zk.get("/g/kept")
+    since = zk.last_zxid  # the read's zxid
+    zk.set("/g/changed", b"2")
+    zk.delete("/g/gone")
+    fired = Fired()
+    setwatches.set_data_watches(zk, ["/g/kept", "/g/changed", "/g/gone"], fired, since, timeout=10)
+    assert fired.wait(2) == [("CHANGED", "/g/changed"), ("DELETED", "/g/gone")]
+    time.sleep(0.3)
+    assert len(fired.events) == 2  # /g/kept stays armed
+    zk.set("/g/kept", b"2")
+    assert ("CHANGED", "/g/kept") in fired.wait(3)
+
+
+def test_many_watches_are_split_under_the_request_limit(zk: KazooClient) -> None:
+    """6,000 paths of ~40 bytes are ~240 KiB of paths: more than one request, every watch armed."""
+    zk.create("/m")
+    names = [f"/m/topic-with-a-longish-name-{i:06d}" for i in range(6000)]
+    populate(zk, [(n, b"x") for n in names])
+    fired = Fired()
+    since = zk.last_zxid
+    sent = setwatches.set_data_watches(zk, names, fired, since, timeout=30)
+    assert sent >= 2
+    request = setwatches.SetWatchesRequest(since, [server_path(zk, n) for n in names[:3000]])
+    assert len(request.serialize()) > setwatches.MAX_PATH_BYTES  # half of them alone exceed one request
+    for n in names[::1000]:
+        zk.set(n, b"y")
+    assert len(fired.wait(6)) == 6
+    txn = zk.transaction()
+    for n in names[:10]:
+        txn.delete(n)
+    txn.commit()
+
+
+def test_chrooted_client(zk_server: ZkServer, zk_chroot: str, zk: KazooClient) -> None:
+    """Paths are the client's: the chroot is added for the server and removed from the events (``zk`` is
+    itself chrooted; a second client one level deeper sees the same znode as ``/x``)."""
+    zk.create("/c/x", b"1", makepath=True)
+    deeper = new_client(zk_server.hosts + zk_chroot + "/c")
+    deeper.start(timeout=10)
+    try:
+        fired = Fired()
+        setwatches.set_data_watches(deeper, ["/x"], fired, deeper.last_zxid, timeout=10)
+        zk.set("/c/x", b"2")
+        assert fired.wait(1) == [("CHANGED", "/x")]
+    finally:
+        deeper.stop()
+        deeper.close()
+
+
+def test_missing_znodes_get_exists_watches(zk: KazooClient) -> None:
+    """A znode the read found absent: created before the watch is set, it fires at once; created later, it
+    fires then (what a partition's state znode that a controller has not written yet needs)."""
+    zk.ensure_path("/e")
+    since = zk.last_zxid
+    zk.create("/e/early", b"1")  # between the read and the watch
+    fired = Fired()
+    setwatches.set_data_watches(zk, [], fired, since, timeout=10, missing=["/e/early", "/e/late"])
+    assert fired.wait(1) == [("CREATED", "/e/early")]
+    zk.create("/e/late", b"1")
+    assert fired.wait(2) == [("CREATED", "/e/early"), ("CREATED", "/e/late")]
