@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import datetime
 import io
 import statistics
 import struct
@@ -35,20 +34,19 @@ from typing import Any
 import orjson
 from kazoo.client import KazooClient
 from kio.index import load_request_schema, load_response_schema
-from kio.schema.create_topics.v5.request import CreatableTopic, CreateTopicsRequest
 from kio.schema.incremental_alter_configs.v1.request import (
     AlterableConfig,
     AlterConfigsResource,
     IncrementalAlterConfigsRequest,
 )
-from kio.schema.types import TopicName
 from kio.serial import entity_reader, entity_writer
-from kio.static.primitive import i8, i16, i32, i32Timedelta
+from kio.static.primitive import i8, i16, i32
 
+from bench.stackbench import controller_and_broker, create_topics, percentile
 from controller.config import FORWARDING_MAX_IN_FLIGHT
 from controller.devstack.stack import Stack
 from controller.wire.client import KafkaClient
-from tests.stackutil import controller_id, metric_sum, metrics_url
+from tests.stackutil import metric_sum, metrics_url
 
 INCREMENTAL_ALTER_CONFIGS = 44
 VERSION = 1
@@ -149,11 +147,6 @@ async def run_phase(port: int, clients: int, requests: int, pipeline: int, phase
     phase.seconds += time.perf_counter() - started
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--clients", type=int, default=50, help="concurrent clients, one connection each (50)")
@@ -172,21 +165,10 @@ def main(argv: list[str] | None = None) -> int:
     zk = KazooClient(hosts=stack.zookeeper)
     zk.start(timeout=20)
     try:
-        deadline = time.monotonic() + 60
-        while controller_id(zk) is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        cid = controller_id(zk)
-        controller = next(n for n in stack.nodes if n.broker_id == cid)
-        broker = next(n for n in stack.nodes if n.broker_id != cid)
+        controller, broker = controller_and_broker(stack, zk)
         admin = KafkaClient("127.0.0.1", controller.port, client_id="bench-setup", timeout=60)
-        created = admin.request(19, 5, CreateTopicsRequest(
-            topics=tuple(CreatableTopic(name=TopicName(topic_of(c)), num_partitions=i32(1), replication_factor=i16(1),
-                                        assignments=(), configs=()) for c in range(args.clients)),
-            timeout=i32Timedelta.parse(datetime.timedelta(seconds=60)), validate_only=False))  # fmt: skip
+        create_topics(admin, [topic_of(c) for c in range(args.clients)])
         admin.close()
-        failed = {t.name: int(t.error_code) for t in created.topics if int(t.error_code) not in (0, 36)}
-        if failed:
-            raise SystemExit(f"cannot create the clients' topics: {failed}")
         ports = {"direct": controller.port, "forwarded": broker.port}
         value = 1
         for path in ("direct", "forwarded"):

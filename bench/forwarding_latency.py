@@ -11,7 +11,6 @@ each and their ratios are printed. Targets from issue 5: p50 ratio <= 1.3, p99 r
 from __future__ import annotations
 
 import argparse
-import datetime
 import statistics
 import sys
 import tempfile
@@ -19,18 +18,17 @@ import time
 from pathlib import Path
 
 from kazoo.client import KazooClient
-from kio.schema.create_topics.v5.request import CreatableTopic, CreateTopicsRequest
 from kio.schema.incremental_alter_configs.v1.request import (
     AlterableConfig,
     AlterConfigsResource,
     IncrementalAlterConfigsRequest,
 )
-from kio.schema.types import TopicName
-from kio.static.primitive import i8, i16, i32, i32Timedelta
+from kio.static.primitive import i8
 
+from bench.stackbench import controller_and_broker, create_topics, percentile
 from controller.devstack.stack import Stack
 from controller.wire.client import KafkaClient
-from tests.stackutil import controller_id, metric_sum, metrics_url
+from tests.stackutil import metric_sum, metrics_url
 
 TOPIC = "bench-forwarding"
 
@@ -58,11 +56,6 @@ def alter(client: KafkaClient, value: int) -> float:
     return elapsed
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=400, help="requests per path (default 400)")
@@ -74,20 +67,10 @@ def main(argv: list[str] | None = None) -> int:
     zk = KazooClient(hosts=stack.zookeeper)
     zk.start(timeout=20)
     try:
-        deadline = time.monotonic() + 60
-        while controller_id(zk) is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        cid = controller_id(zk)
-        controller = next(n for n in stack.nodes if n.broker_id == cid)
-        broker = next(n for n in stack.nodes if n.broker_id != cid)
+        controller, broker = controller_and_broker(stack, zk)
         direct = KafkaClient("127.0.0.1", controller.port, client_id="bench-direct", timeout=30)
         forwarded = KafkaClient("127.0.0.1", broker.port, client_id="bench-forwarded", timeout=30)
-        created = direct.request(19, 5, CreateTopicsRequest(
-            topics=(CreatableTopic(name=TopicName(TOPIC), num_partitions=i32(1), replication_factor=i16(1),
-                                   assignments=(), configs=()),),
-            timeout=i32Timedelta.parse(datetime.timedelta(seconds=30)), validate_only=False))  # fmt: skip
-        if int(created.topics[0].error_code) not in (0, 36):
-            raise SystemExit(f"cannot create {TOPIC}: error {created.topics[0].error_code}")
+        create_topics(direct, [TOPIC], timeout_s=30)
         for i in range(args.warmup):
             alter(direct, i)
             alter(forwarded, i)

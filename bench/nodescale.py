@@ -27,6 +27,7 @@ from zkmodel.brokers import BrokerRegistration, EndPoint
 
 FAKE_BROKERS = range(2, 7)
 CONTROLLER_ID = 1
+FIRST_CONTROLLER_ID = 8
 BROKER_ONLY_ID = 7
 FAILOVER_METRIC = "bridgekeeper_controller_failover_seconds"
 #: Let a started node settle (its first replica-model scan, the metadata snapshot) before reading its RSS.
@@ -35,10 +36,11 @@ SETTLE_S = 3.0
 
 @dataclass
 class NodeFigures:
-    ready_s: float  # process start to NODE-READY (broker metadata cache loaded, registered)
-    failover_s: float  # the controller's failover: load, watches, elections, resumed work (its own metric)
-    controller_rss: int
-    broker_rss: int
+    cold_ready_s: float  # the first controller node: process start to NODE-READY (broker cache loaded, registered)
+    cold_failover_s: float  # its failover while the node itself is still starting (its own metric)
+    failover_s: float  # node 1's failover when the first controller stops: a running broker takes over
+    controller_rss: int  # node 1 as the active controller, hosting half the replicas
+    broker_rss: int  # node 7, a broker-only node hosting nothing
     empty_rss: int  # a node on an empty cluster: what the process costs without any partition
 
 
@@ -100,40 +102,56 @@ def register_fake_brokers(client: KazooClient) -> None:
         client.create(f"/brokers/ids/{broker_id}", registration.encode(), ephemeral=True, makepath=True)
 
 
+def wait_failover(node: Node, timeout: float = 1800) -> float:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        failover = metric(node.metrics, FAILOVER_METRIC)
+        if failover is not None:
+            return failover
+        if node.process.poll() is not None:
+            break
+        time.sleep(0.5)
+    tail = node.log.read_text()[-2000:]
+    raise RuntimeError(f"the controller node never finished its failover; its log ends:\n{tail}")
+
+
 def measure(
     connect_string: str, chroot: str, *, empty_chroot: str = "/bk-nodescale-empty", say: Callable[[str], None] = print
 ) -> NodeFigures:
-    """Start the controller node on ``connect_string + chroot``, wait for its failover, start a broker-only
-    node, read both sizes; then a node on an empty chroot for the baseline."""
+    """The failover a running cluster sees, and each node's size. Node 8 (hosting nothing) starts first and
+    becomes the controller: its failover overlaps its own start (cache load, wire, replica model), the cold
+    case. Node 1 (broker and controller, hosting half the replicas) starts and settles, then node 8 stops
+    (SIGTERM: controlled shutdown, resignation) and node 1 takes over: the failover of a broker already
+    running, which is what a controller failover is in a cluster, and node 1's size is then that of the
+    active controller node. Node 7 is a broker-only node; a node on an empty chroot gives the baseline."""
     with tempfile.TemporaryDirectory(prefix="bk-nodescale-") as tmp:
         work = Path(tmp)
-        fakes = KazooClient(hosts=connect_string + chroot, timeout=30.0)
+        connect = connect_string + chroot
+        fakes = KazooClient(hosts=connect, timeout=30.0)
         fakes.start(timeout=30)
+        started: list[Node] = []
         try:
             register_fake_brokers(fakes)
-            say("starting the controller node (broker metadata cache load, then election and failover) ...")
-            controller = Node(work, connect_string + chroot, CONTROLLER_ID, "broker,controller")
-            try:
-                deadline = time.monotonic() + 1800
-                failover = None
-                while failover is None and time.monotonic() < deadline:
-                    failover = metric(controller.metrics, FAILOVER_METRIC)
-                    if failover is None:
-                        time.sleep(0.5)
-                if failover is None:
-                    raise RuntimeError("the controller node never finished its failover")
-                time.sleep(SETTLE_S)
-                controller_rss = rss(controller.process.pid)
-                say("starting a broker-only node ...")
-                broker = Node(work, connect_string + chroot, BROKER_ONLY_ID, "broker")
-                try:
-                    time.sleep(SETTLE_S)
-                    broker_rss = rss(broker.process.pid)
-                finally:
-                    broker.stop()
-            finally:
-                controller.stop()
+            say("starting the first controller node (broker metadata cache load, then election and failover) ...")
+            first = Node(work, connect, FIRST_CONTROLLER_ID, "broker,controller")
+            started.append(first)
+            cold_failover = wait_failover(first)
+            say(f"first controller: ready in {first.ready_s:.2f}s, cold failover {cold_failover:.2f}s")
+            say("starting node 1 (broker and controller, hosting half the replicas) and a broker-only node ...")
+            node = Node(work, connect, CONTROLLER_ID, "broker,controller")
+            started.append(node)
+            broker = Node(work, connect, BROKER_ONLY_ID, "broker")
+            started.append(broker)
+            time.sleep(SETTLE_S)
+            say("stopping the first controller: node 1 takes over ...")
+            first.stop()
+            failover = wait_failover(node)
+            time.sleep(SETTLE_S)
+            controller_rss = rss(node.process.pid)
+            broker_rss = rss(broker.process.pid)
         finally:
+            for n in reversed(started):
+                n.stop()
             fakes.stop()
             fakes.close()
         say("starting a node on an empty cluster (the process's own size) ...")
@@ -143,4 +161,4 @@ def measure(
             empty_rss = rss(empty.process.pid)
         finally:
             empty.stop()
-    return NodeFigures(controller.ready_s, failover, controller_rss, broker_rss, empty_rss)
+    return NodeFigures(first.ready_s, cold_failover, failover, controller_rss, broker_rss, empty_rss)

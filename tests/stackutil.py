@@ -77,3 +77,23 @@ def every_node_sees_every_broker(stack: Any, timeout: float = 30.0) -> None:
                      f"node {n.broker_id} to list every broker")  # fmt: skip
         finally:
             client.close()
+
+
+def error_codes(response: Any) -> list[int]:
+    """Every ``error_code`` in a kafka-python response, top level and nested (per resource, filter, entry)."""
+    found: list[int] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key == "error_code":
+                    found.append(int(item))
+                else:
+                    walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(response.to_dict())
+    assert found, f"no error codes in {response!r}"
+    return found

@@ -592,10 +592,24 @@ class Controller:
                 KafkaApiError(E.NOT_CONTROLLER, "This is not the correct controller for this cluster.")
             )
             return ""
+        writer = self.active.writer
+        before = (writer.writes, writer.sent, writer.multis)
         try:
             call.future.set_result(call.fn())
         except (ControllerMoved, SessionLost, ZkUnavailable) as exc:
-            call.future.set_exception(KafkaApiError(E.NOT_CONTROLLER, str(exc)))
+            # The call ran and ZooKeeper failed under it. If none of its writes was made or may have been made
+            # (a fenced multi refused, or ZooKeeper lost before the first write), the answer is NOT_CONTROLLER:
+            # nothing was done, send it again to the new controller (KIP-590's forwarding brokers do). Otherwise
+            # (a DeleteTopics marker written, a multi sent and never answered) this deposed controller cannot
+            # tell what took effect: KIP-4's in-doubt REQUEST_TIMED_OUT.
+            if writer.wrote_since(*before):
+                error = KafkaApiError(
+                    E.REQUEST_TIMED_OUT,
+                    f"The controller lost ZooKeeper while handling the request, which may still take effect: {exc}",
+                )
+            else:
+                error = KafkaApiError(E.NOT_CONTROLLER, f"The controller moved before writing anything: {exc}")
+            call.future.set_exception(error)
             raise
         except KafkaApiError as exc:
             call.future.set_exception(exc)

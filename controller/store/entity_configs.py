@@ -187,16 +187,26 @@ def alter_entity(
     *,
     validate_only: bool = False,
     controller_wait_s: float = 0.0,
+    replaces: bool = False,
 ) -> None:
     """Read the entity's config, ``compute`` the new one (which raises to refuse it), and write it at the
     version read; after a lost race sync, re-read and recompute, at most :data:`WRITE_ATTEMPTS` times. With
     ``validate_only`` nothing is written. ``session``: the one the node's admin writes use (the controller
-    identity's, when it has one); the read goes through it too."""
+    identity's, when it has one); the read goes through it too.
+
+    ``replaces``: the new config does not depend on the old one (AlterConfigs, not incremental), so only the
+    znode's version is read and ``compute`` gets {}: a config znode another tool wrote wrong is overwritten, as
+    Kafka's AdminZkClient does, instead of refusing every write until someone repairs it by hand."""
     path = paths.entity_config(entity_type, name)
     wait_left = controller_wait(controller_wait_s)
 
     def attempt() -> None:
-        current, version = read_entity(session, path)
+        if replaces:
+            stat = session.exists(path)
+            current: dict[str, str] = {}
+            version = None if stat is None else stat.version
+        else:
+            current, version = read_entity(session, path)
         new = compute(current)
         if not validate_only:
             write_entity(session, entity_type, name, new, version, wait_left())

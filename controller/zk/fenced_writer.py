@@ -67,6 +67,10 @@ class FencedWriter:
         self._writable.set()
         self.writes = 0
         self.multis = 0
+        # Multis sent, each attempt counted: one sent and never answered (``multis`` counts the answered) may have
+        # been applied. The controller loop compares these around an API call to tell a call that certainly wrote
+        # nothing (NOT_CONTROLLER: "send it again") from one in doubt (REQUEST_TIMED_OUT).
+        self.sent = 0
 
     def suspend(self) -> None:
         """Stop writing at once (called from the session-state listener on SUSPENDED)."""
@@ -91,12 +95,20 @@ class FencedWriter:
     def _fence(self) -> Check:
         return Check(paths.CONTROLLER_EPOCH, self.epoch_zk_version)
 
-    def _moved(self, *, count: bool = True) -> ControllerMoved:
+    def _moved(self, *, count: bool = True, refused_after: int = 0) -> ControllerMoved:
         """The fence held: ZooKeeper refused a multi of this (stale) epoch. Each refused multi is counted once
-        (the fenced-write metric), then the caller raises."""
+        (the fenced-write metric), then the caller raises. ``refused_after`` pipelined multis sent after it are
+        not awaited but counted as answered: ZooKeeper applies a session's requests in order and the epoch's
+        zkVersion never goes back, so their checks fail too and they write nothing."""
+        self.multis += refused_after
         if count and self.session.on_fenced is not None:
             self.session.on_fenced()
         return ControllerMoved(f"Controller epoch zkVersion check fails. Expected zkVersion = {self.epoch_zk_version}")
+
+    def wrote_since(self, writes: int, sent: int, answered: int) -> bool:
+        """Whether anything may have been written since the counters were ``writes``, ``sent`` and ``answered``
+        (``multis``): a write that succeeded, or a multi sent whose answer never came."""
+        return self.writes != writes or self.sent - sent != self.multis - answered
 
     def _gate(self) -> None:
         if not self._writable.wait(timeout=self.session.retry_deadline_s):
@@ -104,8 +116,13 @@ class FencedWriter:
 
     def _commit(self, ops: list[Op], what: str) -> list[Any]:
         self._gate()
+
+        def send() -> Any:
+            self.sent += 1
+            return build_transaction(self.session.client, [self._fence(), *ops]).commit_async()
+
         results: list[Any] = self.session.call(
-            lambda: build_transaction(self.session.client, [self._fence(), *ops]).commit_async(),
+            send,
             what=what,
             write="controller",
         )
@@ -143,6 +160,7 @@ class FencedWriter:
         self._gate()
         client = self.session.client
         pending = [build_transaction(client, [self._fence(), op]).commit_async() for op in ops]
+        self.sent += len(pending)
         out: list[Any] = []
         moved = False
         for op, async_result in zip(ops, pending, strict=True):
@@ -186,8 +204,9 @@ class FencedWriter:
         self._gate()
         client = self.session.client
         pending = [build_transaction(client, [self._fence(), *batch]).commit_async() for batch in batches]
+        self.sent += len(pending)
         out: list[Any] = []
-        for batch, async_result in zip(batches, pending, strict=True):
+        for i, (batch, async_result) in enumerate(zip(batches, pending, strict=True)):
             try:
                 results = self._answer(async_result)
             except Exception as exc:
@@ -198,7 +217,7 @@ class FencedWriter:
             self.multis += 1
             check = results[0]
             if isinstance(check, BadVersionError):
-                raise self._moved()
+                raise self._moved(refused_after=len(pending) - i - 1)
             if any(isinstance(r, KazooException) and not isinstance(r, RolledBackError) for r in results[1:]):
                 out.extend(self.each(batch))  # nothing of this batch was written; learn per op
                 continue
@@ -219,8 +238,9 @@ class FencedWriter:
         self._gate()
         client = self.session.client
         pending = [build_transaction(client, [self._fence(), *ops]).commit_async() for ops in groups]
+        self.sent += len(pending)
         out: list[list[Any] | OpFailed] = []
-        for ops, async_result in zip(groups, pending, strict=True):
+        for i, (ops, async_result) in enumerate(zip(groups, pending, strict=True)):
             try:
                 results = self._answer(async_result)
             except Exception as exc:
@@ -233,7 +253,7 @@ class FencedWriter:
                 continue
             self.multis += 1
             if isinstance(results[0], BadVersionError):
-                raise self._moved()
+                raise self._moved(refused_after=len(pending) - i - 1)
             failed_at = next(
                 (
                     i

@@ -10,9 +10,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+import orjson
 import pytest
 from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient, ConfigResource  # type: ignore[attr-defined]
+from confluent_kafka.admin import (  # type: ignore[attr-defined]
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+)
 from kafka.admin import KafkaAdminClient, NewTopic
 
 from controller.devstack.stack import NodeProcess
@@ -96,6 +102,17 @@ def test_foreign_znodes_are_reported_and_skipped_before_and_after_a_failover(
         described[victim].result(timeout=30)
     assert refused.value.args[0].code() == KafkaError.UNKNOWN and BAD_CONFIG in refused.value.args[0].str()
     assert described[other].result(timeout=30)["cleanup.policy"].value == "delete"
+    # An incremental change needs the old config and is refused the same way; AlterConfigs replaces the whole
+    # set without reading it, so it repairs the znode, as Kafka's AdminZkClient overwrites it.
+    change = ConfigEntry("retention.ms", "1000", incremental_operation=AlterConfigOpType.SET)
+    incremental = client.incremental_alter_configs([ConfigResource("topic", "victim", incremental_configs=[change])])
+    with pytest.raises(KafkaException) as refused:
+        incremental[victim].result(timeout=30)
+    assert refused.value.args[0].code() == KafkaError.UNKNOWN and BAD_CONFIG in refused.value.args[0].str()
+    client.alter_configs([ConfigResource("topic", "victim", set_config={"retention.ms": "1000"})])[victim].result(
+        timeout=30
+    )
+    assert orjson.loads(zk.get(BAD_CONFIG)[0]) == {"version": 1, "config": {"retention.ms": "1000"}}
 
     def every_line() -> list[str]:
         return [line for node in stack.stack.nodes for line in log_lines(node)]

@@ -48,7 +48,7 @@ from controller.devstack.stack import NodeProcess, Stack
 from controller.logtags import UNEXPECTED
 from tests.e2e.conftest import RunningStack
 from tests.integration.cluster import wait_for
-from tests.stackutil import controller_id, every_node_sees_every_broker, metric_sum, metrics_url
+from tests.stackutil import controller_id, error_codes, every_node_sees_every_broker, metric_sum, metrics_url
 
 pytestmark = pytest.mark.e2e
 
@@ -192,26 +192,6 @@ def set_user_quota(user: str, rate: float) -> Any:
     entry = e(entity=[e.EntityData(entity_type="user", entity_name=user)],
               ops=[e.OpData(key="producer_byte_rate", value=rate, remove=False)])  # fmt: skip
     return AlterClientQuotasRequest(entries=[entry], validate_only=False)
-
-
-def error_codes(response: Any) -> list[int]:
-    """Every ``error_code`` in a kafka-python response, top level and nested (per resource, filter, entry)."""
-    found: list[int] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, dict):
-            for key, item in value.items():
-                if key == "error_code":
-                    found.append(int(item))
-                else:
-                    walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
-    walk(response.to_dict())
-    assert found, f"no error codes in {response!r}"
-    return found
 
 
 def ok(response: Any) -> Any:

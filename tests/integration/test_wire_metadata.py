@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import time
 import uuid
 from collections.abc import Iterator
 from types import SimpleNamespace
@@ -10,9 +13,13 @@ from typing import Any
 import pytest
 from kio.index import load_request_schema
 
+from bench import metadata_rate
 from controller.wire.apikeys import SUPPORTED
+from controller.wire.codec import parse_request
 from controller.wire.handlers.apis import Apis, NodeView
+from controller.wire.handlers.metadata import MetadataApis
 from controller.wire.runtime import WireRuntime
+from controller.wire.server import Connection
 from tests.wireutil import call
 from zkmodel.brokers import BrokerRegistration, EndPoint
 
@@ -99,6 +106,50 @@ def test_metadata_versions(port: int, version: int) -> None:
         assert by_index[1].offline_replicas == (3,)
     unknown = metadata(port, version, ["missing", "bad name!"])
     assert [(t.name, t.error_code) for t in unknown.topics] == [("missing", 3), ("bad name!", 17)]
+
+
+def test_metadata_v12_finds_a_topic_by_id_and_names_an_unknown_id() -> None:
+    """v12 asks by topic id with a null name: the id index is built only for such a request (the name path
+    must not pay a decode per topic in the cluster), and it still answers both a known and an unknown id."""
+    cls = load_request_schema(3, 12)
+    module = __import__(cls.__module__, fromlist=["MetadataRequestTopic"])
+    orders_id = uuid.UUID(bytes=base64.urlsafe_b64decode("W3mXDtj1RsWmsEhQrZjN5g=="))
+    runtime = WireRuntime(Apis(NodeView(1, "my-cluster", Cache(), None, 1, 1)).handlers(), SUPPORTED, max_frame=1 << 20)
+    port = runtime.start([EndPoint("PLAINTEXT", "127.0.0.1", 0, "PLAINTEXT")])[0].port
+    try:
+        topics = (module.MetadataRequestTopic(name=None, topic_id=orders_id),
+                  module.MetadataRequestTopic(name=None, topic_id=uuid.UUID(int=7)),
+                  module.MetadataRequestTopic(name="orders", topic_id=uuid.UUID(int=0)))  # fmt: skip
+        answer = call(port, 3, 12, topics=topics, allow_auto_topic_creation=False,
+                      include_topic_authorized_operations=False)  # fmt: skip
+    finally:
+        runtime.stop()
+    found = [(t.name, t.topic_id, t.error_code) for t in answer.topics]
+    assert found == [("orders", orders_id, 0), (None, uuid.UUID(int=7), 100), ("orders", orders_id, 0)]
+
+
+def test_all_topics_bodies_asked_for_during_a_build_share_it() -> None:
+    """The all-topics body is built off the event loop; requests arriving while it is being made wait for that
+    one build instead of starting their own (a 100k-partition body costs a second or more)."""
+    apis = MetadataApis(NodeView(1, "my-cluster", Cache(), None, 1, 1))
+    builds: list[int] = []
+    real = apis._all_topics_body
+
+    def slow(req: Any, conn: Any, snapshot: Any) -> bytes:
+        builds.append(1)
+        time.sleep(0.2)
+        return real(req, conn, snapshot)
+
+    apis._all_topics_body = slow  # type: ignore[method-assign]
+    frame = metadata_rate.metadata_request(12)
+    conn = Connection("PLAINTEXT", "127.0.0.1", 0)
+
+    async def ask(n: int) -> list[Any]:
+        return list(await asyncio.gather(*(apis.metadata(parse_request(frame[4:], SUPPORTED), conn) for _ in range(n))))
+
+    bodies = asyncio.run(ask(5))
+    assert len(builds) == 1 and all(isinstance(b, bytes) for b in bodies) and len(set(bodies)) == 1
+    assert asyncio.run(ask(1)) == bodies[:1] and len(builds) == 1  # the same snapshot: served from the cache
 
 
 @pytest.mark.parametrize("version", [0, 1])

@@ -64,7 +64,7 @@ from controller.logtags import UNEXPECTED
 from controller.zk.multiread import read_data
 from tests.e2e.test_forwarding import Admin
 from tests.integration.cluster import wait_for
-from tests.stackutil import controller_id, every_node_sees_every_broker, metric_sum, metrics_url
+from tests.stackutil import controller_id, error_codes, every_node_sees_every_broker, metric_sum, metrics_url
 from zkmodel import paths
 from zkmodel.acls import PatternType, ResourcePattern, ResourceType, encode_literal_acl_change
 from zkmodel.configs import ConfigChangeNotification
@@ -157,26 +157,6 @@ def storm(c: Cluster, node_id: int, request: Callable[[int, int], Any]) -> dict[
     assert not failures, failures[:3]
     assert len(answers) == CLIENTS * ROUNDS
     return answers
-
-
-def error_codes(response: Any) -> list[int]:
-    """The per-resource error codes of a response (top-level ones too, where the API has one)."""
-    found: list[int] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, dict):
-            for key, item in value.items():
-                if key == "error_code":
-                    found.append(int(item))
-                else:
-                    walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
-    walk(response.to_dict())
-    assert found, response
-    return found
 
 
 def all_ok(answers: dict[tuple[int, int], list[int]]) -> None:

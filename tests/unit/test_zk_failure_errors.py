@@ -3,13 +3,14 @@
 - ZooKeeper away, slow, or the session gone: REQUEST_TIMED_OUT (retriable; the write is in doubt, KIP-4), never
   UNKNOWN_SERVER_ERROR, which clients do not retry.
 - A write refused by the controller-epoch fence (this node was deposed): NOT_CONTROLLER, nothing written.
-- A controller call that ZooKeeper cut short after it started: REQUEST_TIMED_OUT, not NOT_CONTROLLER (a
-  DeleteTopics whose marker was written must not be reported as never done).
+- A controller call that ZooKeeper cut short after it wrote, or after it sent a multi that was never answered:
+  REQUEST_TIMED_OUT, not NOT_CONTROLLER (a DeleteTopics whose marker was written must not be reported as never
+  done). One cut short before any write could have been made: NOT_CONTROLLER (send it to the new controller).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import Any, cast
 
@@ -44,12 +45,13 @@ from controller.zk.errors import (
 )
 from controller.zk.expire import session_password
 from controller.zk.fenced_session import FencedSession
+from controller.zk.fenced_writer import FencedWriter
 from controller.zk.ops import Check, Create, Op, SetData
 from controller.zk.session import ZkSession
 from zkmodel import errorcodes as E
 from zkmodel import paths
 from zkmodel.acls import AclEntry, AclOperation, PatternType, PermissionType, ResourcePattern, ResourceType
-from zkmodel.errorcodes import KafkaApiError
+from zkmodel.errorcodes import KafkaApiError, KafkaError
 from zkmodel.ibp import parse_ibp
 
 AWAY = [
@@ -98,28 +100,55 @@ class _Session:
 
 def _controller(active: bool) -> Controller:
     c = Controller(cast(ZkSession, _Session()), 1, parse_ibp("3.9"))
-    c.active = cast(Any, SimpleNamespace(writer=SimpleNamespace(suspended=False))) if active else None
+    writer = FencedWriter(cast(ZkSession, _Session()), 1, 0)
+    c.active = cast(Any, SimpleNamespace(writer=writer)) if active else None
     return c
 
 
-def test_a_controller_call_cut_short_by_zookeeper_is_in_doubt_not_never_done() -> None:
-    """The controller loop's own answer, mapped by the handlers: a DeleteTopics that wrote its marker and then
-    lost ZooKeeper (a frozen controller's, a paused leader's) is REQUEST_TIMED_OUT."""
-    written: list[str] = []
+def _cut_short(work: Callable[[FencedWriter], None]) -> tuple[KafkaError, str | None]:
+    """The answer to a call that does ``work`` with the writer's counters, then loses ZooKeeper."""
+    c = _controller(active=True)
+    assert c.active is not None
+    writer = c.active.writer
 
-    def delete() -> None:
-        written.append("/admin/delete_topics/t")
+    def fn() -> None:
+        work(writer)
         raise ZkUnavailable("get_children /admin/delete_topics: ZooKeeper unavailable for 1.3s")
 
-    c = _controller(active=True)
-    call = ev.ApiCall("DeleteTopics", delete)
+    call = ev.ApiCall("DeleteTopics", fn)
     c.step(call)
-    assert written
     exc = call.future.exception(0)
     assert isinstance(exc, KafkaApiError)
-    error, message = controller_error(exc)
-    assert error is E.REQUEST_TIMED_OUT
-    assert message is not None and message.startswith("The controller lost ZooKeeper while handling the request")
+    return controller_error(exc)
+
+
+def _wrote(writer: FencedWriter) -> None:  # a DeleteTopics marker written
+    writer.sent, writer.multis, writer.writes = 1, 1, 1
+
+
+def _unanswered(writer: FencedWriter) -> None:  # a multi sent, its answer lost with the connection
+    writer.sent = 1
+
+
+def _refused(writer: FencedWriter) -> None:  # a multi answered: refused at the epoch check, nothing written
+    writer.sent, writer.multis = 1, 1
+
+
+def test_a_controller_call_cut_short_after_writing_is_in_doubt_not_never_done() -> None:
+    """A DeleteTopics that wrote its marker, or sent a multi and lost its answer, and then lost ZooKeeper (a
+    frozen controller's, a paused leader's) is REQUEST_TIMED_OUT."""
+    for work in (_wrote, _unanswered):
+        error, message = _cut_short(work)
+        assert error is E.REQUEST_TIMED_OUT
+        assert message is not None and message.startswith("The controller lost ZooKeeper while handling the request")
+
+
+def test_a_controller_call_cut_short_before_any_write_is_not_controller() -> None:
+    """Nothing was written and nothing can have been: the client (or the forwarding broker) may send it again."""
+    for work in (_refused, lambda _w: None):
+        error, message = _cut_short(work)
+        assert error is E.NOT_CONTROLLER
+        assert message is not None and message.startswith("The controller moved before writing anything")
 
 
 def test_a_call_the_controller_never_ran_stays_not_controller() -> None:

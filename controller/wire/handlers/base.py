@@ -92,20 +92,9 @@ NOT_CONTROLLER_TOP = (E.NOT_CONTROLLER, "This is not the correct controller for 
 
 
 def controller_error(exc: KafkaApiError) -> tuple[KafkaError, str | None]:
-    """The answer for a controller call that failed with ``exc``.
-
-    NOT_CONTROLLER promises the client that nothing was done, so that it (or a forwarding broker, KIP-590)
-    sends the request again to the new controller. The controller thread answers NOT_CONTROLLER in two cases:
-    it was not the active controller when the call's turn came (the call never ran: the message is Kafka's
-    :data:`NOT_CONTROLLER_TOP` text), or the call ran and ZooKeeper failed under it (epoch check failed,
-    session lost, ZooKeeper unreachable: the message is that failure). In the second case some of the call's
-    writes may have been made (a DeleteTopics marker, a CreateTopics' topic znode, a reassignment's first
-    write), and the deposed controller cannot tell: the answer is REQUEST_TIMED_OUT, retriable and in doubt,
-    which is what KIP-4 says of a request that may still complete."""
-    if exc.error is E.NOT_CONTROLLER and exc.message != NOT_CONTROLLER_TOP[1]:
-        return E.REQUEST_TIMED_OUT, (
-            f"The controller lost ZooKeeper while handling the request, which may still take effect: {exc.message}"
-        )
+    """The (error, message) answer for a controller call that failed with ``exc``. The controller thread already
+    chose it: NOT_CONTROLLER when the call never ran (it was not the active controller when its turn came), the
+    in-doubt REQUEST_TIMED_OUT when ZooKeeper failed under a call that had started (``Controller._api``)."""
     return exc.error, exc.message
 
 

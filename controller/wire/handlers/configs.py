@@ -103,6 +103,8 @@ class ConfigApis:
         name: str,
         compute: Callable[[dict[str, str]], dict[str, str]],
         validate_only: bool,
+        *,
+        incremental: bool,
     ) -> None:
         alter_entity(
             self.node.writes(self.session),
@@ -111,6 +113,7 @@ class ConfigApis:
             compute,
             validate_only=validate_only,
             controller_wait_s=self.node.controller_wait_s,
+            replaces=not incremental,
         )
 
     # -- DescribeConfigs ------------------------------------------------------------------------------------------
@@ -321,7 +324,7 @@ class ConfigApis:
                 raise ApiFailure(E.INVALID_CONFIG, exc.message) from None
             return new
 
-        self._alter(TOPICS, name, compute, validate_only)
+        self._alter(TOPICS, name, compute, validate_only, incremental=incremental)
 
     def _alter_broker(
         self, name: str, ops: Sequence[tuple[str, int, str | None]], incremental: bool, validate_only: bool
@@ -337,7 +340,7 @@ class ConfigApis:
                 raise ApiFailure(E.INVALID_REQUEST, exc.message) from None
             return new
 
-        self._alter(BROKERS, name or DEFAULT_ENTITY, compute, validate_only)
+        self._alter(BROKERS, name or DEFAULT_ENTITY, compute, validate_only, incremental=incremental)
 
 
 def _replace(ops: Sequence[tuple[str, int, str | None]]) -> dict[str, str]:

@@ -4,6 +4,7 @@ Metadata (encoded bodies cached per snapshot) and DescribeCluster.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Any
 
@@ -32,7 +33,7 @@ class MetadataApis(HandlerBase):
         #: Encoded all-topics Metadata bodies by (snapshot version, API version, listener, flags): clients poll
         #: Metadata constantly, and a 1,000-partition body costs milliseconds to build and encode in Python.
         self.cache_metadata = cache_metadata
-        self._metadata_bodies: dict[tuple[Any, ...], bytes] = {}
+        self._metadata_bodies: dict[tuple[Any, ...], bytes | asyncio.Future[bytes | None]] = {}
 
     async def api_versions(self, req: Request, _conn: Connection) -> Any:
         key_cls = entity(req, "ApiVersion")
@@ -67,24 +68,42 @@ class MetadataApis(HandlerBase):
             requested = None  # v0: an empty list means all topics
         if requested is not None and req.api_version < 12 and any(t.name is None for t in requested):
             return self._invalid_request(req, requested)
-        key: tuple[Any, ...] | None = None
-        if requested is None and self.cache_metadata:
-            flags = (getattr(body, "include_topic_authorized_operations", False),
-                     getattr(body, "include_cluster_authorized_operations", False))  # fmt: skip
-            key = (id(snapshot), getattr(snapshot, "version", None), req.api_version, conn.listener, flags)
-            if self.node.authz.enabled:  # what a client may see depends on who and where it is
-                key += (str(conn.principal), conn.peer_host, self.node.authz.version())
-            cached = self._metadata_bodies.get(key)
-            if cached is not None:
-                return cached
-        response = self._metadata_response(req, conn, snapshot, requested)
-        if key is None:
-            return response
-        encoded = encode_body(req, response)
+        if requested is not None:
+            return self._metadata_response(req, conn, snapshot, requested)
+        # All topics: at 100k partitions a body takes a second or more to build and encode, off the event loop so
+        # that the node goes on answering everything else meanwhile; one build per snapshot, awaited by every
+        # request that asks for the same body while it is being made.
+        if not self.cache_metadata:
+            return await asyncio.to_thread(self._all_topics_body, req, conn, snapshot)
+        flags = (getattr(body, "include_topic_authorized_operations", False),
+                 getattr(body, "include_cluster_authorized_operations", False))  # fmt: skip
+        key: tuple[Any, ...] = (id(snapshot), getattr(snapshot, "version", None), req.api_version, conn.listener, flags)
+        if self.node.authz.enabled:  # what a client may see depends on who and where it is
+            key += (str(conn.principal), conn.peer_host, self.node.authz.version())
+        cached = self._metadata_bodies.get(key)
+        if isinstance(cached, bytes):
+            return cached
+        if cached is not None:
+            shared = await asyncio.shield(cached)
+            if shared is not None:
+                return shared
+        building: asyncio.Future[bytes | None] = asyncio.get_running_loop().create_future()
         if len(self._metadata_bodies) > 64:
             self._metadata_bodies.clear()  # old snapshots: a new version makes every key stale
-        self._metadata_bodies[key] = encoded
+        self._metadata_bodies[key] = building
+        try:
+            encoded = await asyncio.to_thread(self._all_topics_body, req, conn, snapshot)
+        except BaseException:
+            self._metadata_bodies.pop(key, None)
+            building.set_result(None)  # the waiters build their own (and meet the same error, if any)
+            raise
+        if self._metadata_bodies.get(key) is building:
+            self._metadata_bodies[key] = encoded
+        building.set_result(encoded)
         return encoded
+
+    def _all_topics_body(self, req: Request, conn: Connection, snapshot: Any) -> bytes:
+        return encode_body(req, self._metadata_response(req, conn, snapshot, None))
 
     @staticmethod
     def _invalid_request(req: Request, requested: Any) -> Any:
@@ -111,7 +130,11 @@ class MetadataApis(HandlerBase):
             entity(req, "MetadataResponseBroker"),
         )
         alive = set(snapshot.brokers)
-        by_id = {kafka_uuid(t.topic_id): t for t in snapshot.topics.values() if t.topic_id}
+        by_id = (  # only when a topic is asked for by id: building it costs a decode per topic in the cluster
+            {kafka_uuid(t.topic_id): t for t in snapshot.topics.values() if t.topic_id}
+            if any(name is None for name, _id in wanted)
+            else {}
+        )
         topics = []
         authz = self.node.authz
         for name, topic_id in wanted:
