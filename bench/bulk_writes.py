@@ -153,7 +153,7 @@ class BenchNode:
         node's chroot) sees it in ``/controller`` and ``/controller_epoch``."""
         deadline = time.monotonic() + timeout
         while True:
-            if nodescale.metric(self.metrics, nodescale.FAILOVER_METRIC) is not None:
+            if nodescale.metric(self.metrics, nodescale.FAILOVER_METRIC):  # 0 until the failover finished
                 found = zk.exists(paths.CONTROLLER) and zk.exists(paths.CONTROLLER_EPOCH)
                 if found and orjson.loads(zk.get(paths.CONTROLLER)[0])["brokerid"] == self.broker_id:
                     return

@@ -106,7 +106,7 @@ def wait_failover(node: Node, timeout: float = 1800) -> float:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         failover = metric(node.metrics, FAILOVER_METRIC)
-        if failover is not None:
+        if failover:  # the gauge reads 0 until the node's first failover finished
             return failover
         if node.process.poll() is not None:
             break
