@@ -97,10 +97,6 @@ REQUEST_TIMEOUT_S = 900.0
 #: The node's replica catch-up never finishes at 1 byte/s: reassignments stay pending (see the docstring). No
 #: controlled shutdown: stopping the node must leave the states as the reassignment wrote them (for the check).
 NODE_OVERRIDES = {"bridgekeeper.replica.catchup.rate.bytes.per.sec": "1", "controlled.shutdown.enable": "false"}
-#: A process counts as idle when it used less than this share of one core over IDLE_WINDOW_S.
-IDLE_SHARE = 0.1
-IDLE_WINDOW_S = 0.5
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 Assignment = dict[int, tuple[int, ...]]
 T = TypeVar("T")
@@ -174,23 +170,6 @@ class BenchNode:
                 self.process.wait(10)
         if self.process.stdout is not None:
             self.process.stdout.close()
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of a process (all its threads) so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
-
-
-def settle(pids: Sequence[int], limit: float = 300.0) -> float:
-    """Wait until every process is idle (see IDLE_SHARE); returns how long that took."""
-    start = time.monotonic()
-    while time.monotonic() - start < limit:
-        before = [cpu_seconds(p) for p in pids]
-        time.sleep(IDLE_WINDOW_S)
-        if all(cpu_seconds(p) - b < IDLE_SHARE * IDLE_WINDOW_S for p, b in zip(pids, before, strict=True)):
-            break
-    return time.monotonic() - start
 
 
 def kazoo(connect: str) -> KazooClient:
@@ -395,12 +374,12 @@ class Meter:
         self.zk_pid = zk_pid
 
     def _node_cpu(self) -> float:
-        return 0.0 if self.node_pid is None else cpu_seconds(self.node_pid)
+        return 0.0 if self.node_pid is None else nodescale.cpu_seconds(self.node_pid)
 
     def run(self, label: str, fn: Callable[[], T], status: Callable[[], str]) -> tuple[Sample, T]:
         self.progress.show(f"{label}: waiting for the node and ZooKeeper to go idle ...", force=True)
-        settle([self.zk_pid] if self.node_pid is None else [self.node_pid, self.zk_pid])
-        node0, zk0, own0 = self._node_cpu(), cpu_seconds(self.zk_pid), time.process_time()
+        nodescale.settle([self.zk_pid] if self.node_pid is None else [self.node_pid, self.zk_pid])
+        node0, zk0, own0 = self._node_cpu(), nodescale.cpu_seconds(self.zk_pid), time.process_time()
         future: Future[T] = Future()
 
         def work() -> None:
@@ -420,7 +399,9 @@ class Meter:
             except TimeoutError:
                 self.progress.show(f"{label}: {status()}, {time.perf_counter() - start:6.1f}s")
         seconds = time.perf_counter() - start
-        sample = Sample(seconds, self._node_cpu() - node0, cpu_seconds(self.zk_pid) - zk0, time.process_time() - own0)
+        sample = Sample(
+            seconds, self._node_cpu() - node0, nodescale.cpu_seconds(self.zk_pid) - zk0, time.process_time() - own0
+        )
         self.progress.done(f"{label}: {seconds:8.3f}s")
         return sample, result
 

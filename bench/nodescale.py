@@ -11,13 +11,16 @@ process's own size, so the per-partition figures are shown both whole-process an
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,8 +33,10 @@ CONTROLLER_ID = 1
 FIRST_CONTROLLER_ID = 8
 BROKER_ONLY_ID = 7
 FAILOVER_METRIC = "bridgekeeper_controller_failover_seconds"
-#: Let a started node settle (its first replica-model scan, the metadata snapshot) before reading its RSS.
-SETTLE_S = 3.0
+#: A process counts as idle when it used less than this share of one core over IDLE_WINDOW_S.
+IDLE_SHARE = 0.1
+IDLE_WINDOW_S = 0.5
+CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass
@@ -42,6 +47,25 @@ class NodeFigures:
     controller_rss: int  # node 1 as the active controller, hosting half the replicas
     broker_rss: int  # node 7, a broker-only node hosting nothing
     empty_rss: int  # a node on an empty cluster: what the process costs without any partition
+    failover_log: str  # node 1's own account of its failover (its log line)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process (all its threads) so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def settle(pids: Sequence[int], limit: float = 300.0) -> float:
+    """Wait until every process is idle (see IDLE_SHARE), so that what runs next is measured alone; returns
+    how long that took."""
+    start = time.monotonic()
+    while time.monotonic() - start < limit:
+        before = [cpu_seconds(p) for p in pids]
+        time.sleep(IDLE_WINDOW_S)
+        if all(cpu_seconds(p) - b < IDLE_SHARE * IDLE_WINDOW_S for p, b in zip(pids, before, strict=True)):
+            break
+    return time.monotonic() - start
 
 
 def rss(pid: int) -> int:
@@ -115,8 +139,30 @@ def wait_failover(node: Node, timeout: float = 1800) -> float:
     raise RuntimeError(f"the controller node never finished its failover; its log ends:\n{tail}")
 
 
+@contextlib.contextmanager
+def profiled(pid: int, out: Path | None) -> Iterator[None]:
+    """py-spy (``pip install py-spy``) recording ``pid`` while the block runs, as collapsed stacks in ``out``."""
+    if out is None:
+        yield
+        return
+    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    recorder = subprocess.Popen([spy, "record", "--pid", str(pid), "--rate", "200", "--format", "raw",
+                                 "--threads", "--output", str(out)], stdout=subprocess.DEVNULL)  # fmt: skip
+    time.sleep(1.0)  # attached before the block starts
+    try:
+        yield
+    finally:
+        recorder.send_signal(2)  # SIGINT: py-spy writes what it recorded and exits
+        recorder.wait(60)
+
+
 def measure(
-    connect_string: str, chroot: str, *, empty_chroot: str = "/bk-nodescale-empty", say: Callable[[str], None] = print
+    connect_string: str,
+    chroot: str,
+    *,
+    empty_chroot: str = "/bk-nodescale-empty",
+    say: Callable[[str], None] = print,
+    profile: Path | None = None,
 ) -> NodeFigures:
     """The failover a running cluster sees, and each node's size. Node 8 (hosting nothing) starts first and
     becomes the controller: its failover overlaps its own start (cache load, wire, replica model), the cold
@@ -142,11 +188,14 @@ def measure(
             started.append(node)
             broker = Node(work, connect, BROKER_ONLY_ID, "broker")
             started.append(broker)
-            time.sleep(SETTLE_S)
-            say("stopping the first controller: node 1 takes over ...")
-            first.stop()
-            failover = wait_failover(node)
-            time.sleep(SETTLE_S)
+            waited = settle([node.process.pid, broker.process.pid, first.process.pid])
+            say(f"nodes idle after {waited:.1f}s; stopping the first controller: node 1 takes over ...")
+            with profiled(node.process.pid, profile):
+                first.stop()
+                failover = wait_failover(node)
+            settle([node.process.pid, broker.process.pid])
+            lines = [line for line in node.log.read_text().splitlines() if "elected controller with epoch" in line]
+            failover_log = lines[-1].split("elected controller", 1)[1] if lines else "(no failover line in its log)"
             controller_rss = rss(node.process.pid)
             broker_rss = rss(broker.process.pid)
         finally:
@@ -157,8 +206,8 @@ def measure(
         say("starting a node on an empty cluster (the process's own size) ...")
         empty = Node(work, connect_string + empty_chroot, CONTROLLER_ID, "broker,controller")
         try:
-            time.sleep(SETTLE_S)
+            settle([empty.process.pid])
             empty_rss = rss(empty.process.pid)
         finally:
             empty.stop()
-    return NodeFigures(first.ready_s, cold_failover, failover, controller_rss, broker_rss, empty_rss)
+    return NodeFigures(first.ready_s, cold_failover, failover, controller_rss, broker_rss, empty_rss, failover_log)

@@ -17,6 +17,7 @@ publishes a new immutable snapshot (copy-on-write), so a reader holding one neve
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -118,18 +119,19 @@ EMPTY_SNAPSHOT: Final = MetadataSnapshot(MappingProxyType({}), MappingProxyType(
 
 # -- the cache thread's own model (never shared) -------------------------------------------------------------
 
-#: (decoded state or None when missing or unreadable, the state znode's zkVersion or -1 when missing)
-_State = tuple[PartitionState | None, int]
-
 
 @dataclass(slots=True)
 class _Topic:
     """A listed topic. ``czxid`` identifies one incarnation (a re-created topic is a new topic);
-    ``assignment`` is None while the znode is unreadable, and the topic is then not served."""
+    ``assignment`` is None while the znode is unreadable, and the topic is then not served.
+
+    ``states`` holds each partition whose state znode was read, as served: the very objects the published
+    snapshot shares (a partition's state is kept once, not decoded here and copied there: at a million
+    partitions that copy was ~200 bytes a partition)."""
 
     czxid: int
     assignment: TopicAssignment | None
-    states: dict[int, _State] = field(default_factory=dict)
+    states: dict[int, CachedPartition] = field(default_factory=dict)
 
 
 @dataclass
@@ -299,7 +301,7 @@ class MetadataCache(WatchedCache[MetadataSnapshot]):
         for (name, p), result in delta.states.items():
             topic = model.topics.get(name)
             if topic is not None and topic.assignment is not None and p in topic.assignment.partitions:
-                topic.states[p] = self._decode_state(paths.partition_state(name, p), result)
+                topic.states[p] = self._decode_state(paths.partition_state(name, p), result, p, topic.assignment)
         return changed
 
     def _decode_broker(self, broker_id: int, result: DataResult | None) -> CachedBroker | None:
@@ -313,15 +315,17 @@ class MetadataCache(WatchedCache[MetadataSnapshot]):
             log.error("%s: ignoring broker %d with an unreadable registration: %s", self.name, broker_id, exc)
             return None
 
-    def _decode_state(self, path: str, result: DataResult | None) -> _State:
+    def _decode_state(
+        self, path: str, result: DataResult | None, p: int, assignment: TopicAssignment
+    ) -> CachedPartition:
         if result is None:
-            return None, -1
+            return _build_partition(p, assignment, None, -1)
         data, stat = result
         try:
-            return PartitionState.decode(path, data), stat.version
+            return _build_partition(p, assignment, PartitionState.decode(path, data), stat.version)
         except ZnodeFormatError as exc:
             log.error("%s: serving the partition without leader: %s", self.name, exc)
-            return None, stat.version
+            return _build_partition(p, assignment, None, stat.version)
 
     # -- publishing ------------------------------------------------------------------------------------------------
     def _publish(self, *, changed_topics: Iterable[str], changed_partitions: Mapping[str, set[int]]) -> None:
@@ -349,7 +353,7 @@ class MetadataCache(WatchedCache[MetadataSnapshot]):
             entry = model.topics.get(name)
             if current is None or entry is None or entry.assignment is None:
                 continue
-            rebuilt = {p: _build_partition(p, entry.assignment, entry.states.get(p, (None, -1))) for p in partitions}
+            rebuilt = {p: _served(p, entry) for p in partitions}
             if any(current.partitions.get(p) != part for p, part in rebuilt.items()):
                 merged = MappingProxyType({**current.partitions, **rebuilt})
                 writable()[name] = CachedTopic(name, current.topic_id, merged, current.is_internal)
@@ -399,8 +403,11 @@ def _decode_topic(name: str, result: DataResult | None) -> _Topic | None:
     return _Topic(int(stat.czxid), assignment)
 
 
-def _build_partition(p: int, assignment: TopicAssignment, state: _State) -> CachedPartition:
-    decoded, version = state
+def _build_partition(
+    p: int, assignment: TopicAssignment, decoded: PartitionState | None, version: int
+) -> CachedPartition:
+    """A partition as served from its assignment and its state znode (None when missing or unreadable: no
+    leader, empty ISR, leader epoch -1; ``version`` is the znode's zkVersion, -1 when missing)."""
     return CachedPartition(
         partition=p,
         replicas=tuple(assignment.partitions[p]),
@@ -413,11 +420,27 @@ def _build_partition(p: int, assignment: TopicAssignment, state: _State) -> Cach
     )
 
 
+def _served(p: int, entry: _Topic) -> CachedPartition:
+    """Partition ``p`` of a topic with a readable assignment as served now: its kept state when the replicas
+    it was built with are still the assignment's (the same object, not a copy), else rebuilt around them."""
+    assert entry.assignment is not None
+    assignment = entry.assignment
+    kept = entry.states.get(p)
+    if kept is None:
+        return _build_partition(p, assignment, None, -1)
+    replicas = tuple(assignment.partitions[p])
+    adding = tuple(assignment.adding_replicas.get(p, ()))
+    removing = tuple(assignment.removing_replicas.get(p, ()))
+    if kept.replicas == replicas and kept.adding == adding and kept.removing == removing:
+        return kept
+    rebuilt = dataclasses.replace(kept, replicas=replicas, adding=adding, removing=removing)
+    entry.states[p] = rebuilt
+    return rebuilt
+
+
 def _build_topic(name: str, entry: _Topic | None) -> CachedTopic | None:
     if entry is None or entry.assignment is None:
         return None
     assignment = entry.assignment
-    partitions = {
-        p: _build_partition(p, assignment, entry.states.get(p, (None, -1))) for p in sorted(assignment.partitions)
-    }
+    partitions = {p: _served(p, entry) for p in sorted(assignment.partitions)}
     return CachedTopic(name, assignment.topic_id, MappingProxyType(partitions), is_internal(name))

@@ -16,20 +16,25 @@ kazoo 2.11 has no call for it, but its connection sends any object with ``type``
 ``deserialize()``. The callbacks go into kazoo's own watcher table *before* the request is sent, so kazoo's
 connection dispatches the events, immediate ones included, exactly as for its own ``exists(watch=)``.
 Requests are cut at 128 KiB, as the Java client cuts its own (``SET_WATCHES_MAX_LENGTH``).
+
+kazoo's table holds a ``set`` per watched path (216 bytes, most of a watch's cost): with a watch on every
+partition state that was ~170 bytes a partition more than needed, on every node. A path this module arms gets
+a :class:`Watchers` instead (48 bytes), which behaves as the set for everything kazoo does with it (``add``
+when its own reads leave a watch, iteration when the event fires or the session resets, ``discard``).
 """
 
 from __future__ import annotations
 
 import struct
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, Final
 
 from kazoo.client import KazooClient
 
 from controller.zk.multiread import server_path
 
-__all__ = ["SET_WATCHES", "SetWatchesRequest", "set_data_watches"]
+__all__ = ["SET_WATCHES", "SetWatchesRequest", "Watchers", "set_data_watches"]
 
 #: ZooDefs.OpCode.setWatches.
 SET_WATCHES: Final = 101
@@ -39,6 +44,44 @@ MAX_PATH_BYTES: Final = 128 * 1024
 _INT = struct.Struct("!i")
 _LONG = struct.Struct("!q")
 _EMPTY_VECTOR = _INT.pack(0)
+
+
+class Watchers:
+    """The callbacks of one watched path, for kazoo's watcher table: one callback in a slot, a set only when a
+    second, different one is added (set semantics: the same callback twice fires once)."""
+
+    __slots__ = ("_first", "_more")
+
+    def __init__(self, first: Callable[[Any], None]) -> None:
+        self._first: Callable[[Any], None] | None = first
+        self._more: set[Callable[[Any], None]] | None = None
+
+    def add(self, watch: Callable[[Any], None]) -> None:
+        if self._first is None:
+            if self._more is None or watch not in self._more:
+                self._first = watch
+        elif watch != self._first:
+            if self._more is None:
+                self._more = set()
+            self._more.add(watch)
+
+    def discard(self, watch: Callable[[Any], None]) -> None:
+        if self._first is not None and self._first == watch:
+            self._first = None
+        elif self._more is not None:
+            self._more.discard(watch)
+
+    def __iter__(self) -> Iterator[Callable[[Any], None]]:
+        if self._first is not None:
+            yield self._first
+        if self._more is not None:
+            yield from self._more
+
+    def __len__(self) -> int:
+        return (self._first is not None) + (len(self._more) if self._more is not None else 0)
+
+    def __contains__(self, watch: object) -> bool:
+        return (self._first is not None and self._first == watch) or (self._more is not None and watch in self._more)
 
 
 class SetWatchesRequest:
@@ -94,7 +137,11 @@ def set_data_watches(
     table = client._data_watchers  # kazoo routes data, exists and deletion events through this one table
     for group in kinds:
         for path in group:
-            table[path].add(watch)
+            # setdefault is one step under the GIL: a set kazoo's connection thread put there meanwhile is kept
+            fresh = Watchers(watch)
+            found = table.setdefault(path, fresh)
+            if found is not fresh:
+                found.add(watch)
     pending = []
     chunks: tuple[list[str], list[str]] = ([], [])
     size = 0

@@ -122,3 +122,21 @@ def test_missing_znodes_get_exists_watches(zk: KazooClient) -> None:
     assert fired.wait(1) == [("CREATED", "/e/early")]
     zk.create("/e/late", b"1")
     assert fired.wait(2) == [("CREATED", "/e/early"), ("CREATED", "/e/late")]
+
+
+def test_kazoo_watches_on_the_same_path_share_the_slot(zk: KazooClient) -> None:
+    """A path armed here holds a :class:`setwatches.Watchers`, not kazoo's set; kazoo's own ``get(watch=)`` on
+    it adds to that slot, and one change fires both callbacks once each, as with kazoo's set."""
+    zk.create("/s/a", b"1", makepath=True)
+    ours, theirs = Fired(), Fired()
+    setwatches.set_data_watches(zk, ["/s/a"], ours, zk.last_zxid, timeout=10)
+    slot = zk._data_watchers[server_path(zk, "/s/a")]
+    assert isinstance(slot, setwatches.Watchers) and list(slot) == [ours]
+    zk.get("/s/a", watch=theirs)
+    zk.get("/s/a", watch=theirs)  # the same callback twice: one entry, as in a set
+    assert len(slot) == 2 and theirs in slot
+    zk.set("/s/a", b"2")
+    assert ours.wait(2) == [("CHANGED", "/s/a")] and theirs.wait(2) == [("CHANGED", "/s/a")]
+    time.sleep(0.3)
+    assert len(ours.events) == 1 and len(theirs.events) == 1
+    assert server_path(zk, "/s/a") not in zk._data_watchers  # popped when it fired, as kazoo does
