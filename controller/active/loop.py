@@ -258,7 +258,12 @@ class Controller:
             case ev.TopicDeletion():
                 return self._topic_deletion()
             case ev.PartitionModifications(topic=topic):
-                return self._partition_modifications(topic)
+                taken = self._take_queued_modifications()
+                try:
+                    return self._partition_modifications([topic, *taken])
+                except ZkUnavailable:
+                    self._deferred.extend(ev.PartitionModifications(t) for t in taken)  # step() defers the first
+                    raise
             case ev.ZkReassignment(created=created):
                 self._watch_reassign_znode()
                 if not created:
@@ -462,26 +467,75 @@ class Controller:
         made after ``since_zxid``."""
         self.session.watch_data([paths.topic(n) for n in names], self._on_topic_watch, since_zxid)
 
-    def _partition_modifications(self, topic: str) -> str:
-        """Kafka's processPartitionModifications: create the partitions a legacy tool added to the znode."""
+    def _watch_created_topics(self, names: Sequence[str]) -> None:
+        """The data watch on each topic this controller just created. Relative to a zxid taken before the
+        creation, every one fired at once (the creation is itself a change): an event and a getData per topic,
+        10,000 of them after a 10,000-topic CreateTopics. Instead the zxid is taken now, once every creation was
+        acknowledged (kazoo's last_zxid is then at least theirs), the znodes are read in multiRead batches and
+        watched relative to it: a znode another tool changed since its creation (version > 0, e.g. partitions
+        added) gets the PartitionModifications event its watch would have given; a later change fires the
+        watch (one between the zxid and the read does both, which the handler's re-read makes harmless)."""
+        if not names:
+            return
+        since = self.session.last_zxid
+        found = self.session.read_data([paths.topic(n) for n in names])
+        present = []
+        for name in names:
+            result = found.get(paths.topic(name))
+            if result is None:
+                continue  # deleted meanwhile: the TopicChange watch has it
+            present.append(name)
+            if result[1].version > 0:
+                self._put(ev.PartitionModifications(name))
+        self._watch_topics(present, since)
+
+    def _take_queued_modifications(self) -> list[str]:
+        """The topics of the PartitionModifications events queued right behind the one being handled, taken
+        with it: this controller's own writes to 10,000 topic znodes (a reassignment's RS/AR/RR) fire 10,000
+        topic watches, then read in a few multiReads instead of 10,000 getData. Only the run at the head of
+        the queue is taken, so nothing is handled before an event queued ahead of it. (The queue is unbounded
+        and nobody joins it, so taking from its deque under its mutex skips no bookkeeping that matters.)"""
+        taken: list[str] = []
+        with self._queue.mutex:
+            pending = self._queue.queue
+            while pending and isinstance(pending[0][0], ev.PartitionModifications):
+                event = pending.popleft()[0]
+                assert isinstance(event, ev.PartitionModifications)
+                taken.append(event.topic)
+        return taken
+
+    def _partition_modifications(self, topics: Sequence[str]) -> str:
+        """Kafka's processPartitionModifications for each topic whose znode watch fired: create the partitions a
+        legacy tool added to the znode. The znodes are read in multiRead batches and watched again relative to
+        a zxid taken before the read (a change after it fires at once), as Kafka re-reads with a watch."""
         assert self.active is not None
         ctx = self.active.ctx
-        found = self.session.get(paths.topic(topic), watch=self._on_topic_watch)
-        known = ctx.topics.get(topic)
-        if found is None or known is None or topic in ctx.topics_to_delete:
-            return ""
-        try:
-            znode = TopicAssignment.decode(paths.topic(topic), found[0])
-        except ZnodeFormatError as exc:
-            log.error("ignoring %s", exc)
-            return ""
-        added = {p: r for p, r in znode.partitions.items() if p not in known.partitions}
-        if not added:
-            return ""
-        for p, replicas in added.items():
-            known.partitions[p] = PartitionInfo(ReplicaAssignment(replicas))
-        self.active.leadership.trigger_online()
-        return f"partitions {sorted(added)} added to topic {topic} outside the controller"
+        names = list(dict.fromkeys(topics))
+        since = self.session.last_zxid
+        found = self.session.read_data([paths.topic(t) for t in names])
+        present = [t for t in names if found.get(paths.topic(t)) is not None]
+        self._watch_topics(present, since)
+        lines = []
+        for topic in present:
+            known = ctx.topics.get(topic)
+            if known is None or topic in ctx.topics_to_delete:
+                continue
+            result = found[paths.topic(topic)]
+            assert result is not None
+            try:
+                znode = TopicAssignment.decode(paths.topic(topic), result[0])
+            except ZnodeFormatError as exc:
+                log.error("ignoring %s", exc)
+                continue
+            added = {p: r for p, r in znode.partitions.items() if p not in known.partitions}
+            if not added:
+                continue
+            for p, replicas in added.items():
+                known.partitions[p] = PartitionInfo(ReplicaAssignment(replicas))
+            lines.append(f"partitions {sorted(added)} added to topic {topic} outside the controller")
+        if lines:
+            self.active.leadership.trigger_online()
+        return "; ".join(lines)
 
     # -- watch handlers ------------------------------------------------------------------------------------------
     def _broker_change(self) -> str:
@@ -669,10 +723,9 @@ class Controller:
                     collisions.setdefault(unify_collision_chars(topic.name), []).append(topic.name)
             if validate_only or not planned:
                 return out
-            since = self.session.last_zxid
             created = create_topics(a.ctx, a.writer, planned, uses_topic_ids=self.uses_topic_ids)
             out.update(created)
-            self._watch_topics([n for n, (error, _m) in created.items() if error == E.NONE], since)
+            self._watch_created_topics([n for n, (error, _m) in created.items() if error == E.NONE])
             return out
 
         return self.call("CreateTopics", run, timeout)

@@ -58,6 +58,8 @@ log = logging.getLogger(__name__)
 
 #: Outstanding async calls while registering watches or re-reading in bulk (kazoo's comfortable depth).
 IN_FLIGHT: Final = 1000
+#: An update reading at least this many znodes reads them as a full load does (multiRead + SetWatches).
+BULK_UPDATE: Final = 256
 #: A znode that keeps appearing and vanishing between a read and an exists is retried this often per update.
 MAX_RACE_ROUNDS: Final = 10
 #: Errors that mean "ZooKeeper cannot answer right now": keep serving the last snapshot, retry later.
@@ -402,24 +404,30 @@ class WatchedCache(ABC, Generic[S]):
                 return []
         raise ZkUnavailable(f"{path} keeps appearing and vanishing")
 
-    def _watch_then_read(self, znodes: Sequence[str], _watch_missing: bool = True) -> dict[str, DataResult | None]:
+    def _watch_then_read(self, znodes: Sequence[str], watch_missing: bool = True) -> dict[str, DataResult | None]:
         """For full loads: one multiRead pass, then every watch in a few SetWatches requests relative to a
         zxid taken before the read (:mod:`controller.zk.setwatches`): a znode changed since the read fires at
         once, so nothing between the two is missed; a missing znode gets an exists watch, which is what a
         znode not created yet needs (and fires at once if it was created meanwhile). A million-partition
-        cluster's load is a few hundred multiReads and a few hundred SetWatches, not a million requests."""
+        cluster's load is a few hundred multiReads and a few hundred SetWatches, not a million requests.
+        Without ``watch_missing`` a missing znode gets no watch (its parent's children watch covers it)."""
         if not znodes:
             return {}
         since = self.session.last_zxid
         found = self.session.read_data(znodes, expected_size=120)
         present = [p for p, r in found.items() if r is not None]
-        self.session.watch_data(present, self._watcher, since, missing=[p for p, r in found.items() if r is None])
+        missing = [p for p, r in found.items() if r is None] if watch_missing else []
+        self.session.watch_data(present, self._watcher, since, missing=missing)
         return found
 
     def _get_watched(self, znodes: Sequence[str], watch_missing: bool) -> dict[str, DataResult | None]:
         """For updates: pipelined getData with a watch (read and watch in one call). getData sets no watch on
         a missing znode, so with ``watch_missing`` those get an exists watch, and a znode created in between
-        is read again."""
+        is read again. From BULK_UPDATE znodes on, as after a reassignment moved every partition's leader epoch,
+        this is the full load's multiRead and SetWatches instead: a getData per znode costs ~100 µs of Python
+        on kazoo's two threads, which at 100,000 states kept the node and ZooKeeper busy for seconds."""
+        if len(znodes) >= BULK_UPDATE:
+            return self._watch_then_read(znodes, watch_missing)
         client = self.session.client
         out: dict[str, DataResult | None] = {}
         todo: Sequence[str] = znodes

@@ -17,6 +17,7 @@ from kazoo.protocol.states import EventType, KazooState, WatchedEvent
 from controller.active.loop import NewTopic
 from controller.broker.metadata_cache import MetadataCache, MetadataSnapshot
 from controller.devstack.localzk import LocalZooKeeper
+from controller.zk.multiread import server_path
 from controller.zk.session import ZkSession
 from tests.integration.cluster import cluster, wait_for
 from tests.zkharness import drop_connection, expire_session, new_client
@@ -438,3 +439,28 @@ def test_load_of_2000_partitions(zk_hosts: str, zk: KazooClient, make_cache: Cal
         moved = time.monotonic() - started
         in_sync(cache, zk, 60)
         print(f"\nmetadata cache: 2000 partitions loaded in {loaded:.2f}s; ISR shrink seen after {moved:.2f}s")
+
+
+def test_bulk_updates_read_and_rewatch_as_a_load_does(
+    zk: KazooClient, cache_session: ZkSession, make_cache: Callable[..., MetadataCache]
+) -> None:
+    """400 states changed at once (as a reassignment's epoch bump does) are read as a full load reads them
+    (multiRead + SetWatches, watched.BULK_UPDATE): every change served, every watch armed again so that the
+    next bulk change is seen too; the topic's deletion is seen as well."""
+    assignment: dict[int, tuple[int, ...]] = {p: (1, 2) for p in range(400)}
+    create_topic_znodes(zk, "bulk", assignment, states=True)
+    cache = make_cache()
+    in_sync(cache, zk)
+    for epoch in (1, 2):
+        txn = zk.transaction()
+        for p in assignment:
+            txn.set_data(paths.partition_state("bulk", p), PartitionState(2, epoch, 1, (2, 1)).encode())
+        txn.commit()
+        s = in_sync(cache, zk)
+        assert {p.leader_epoch for p in s.topics["bulk"].partitions.values()} == {epoch}
+    client = cache_session.client
+    watched = client._data_watchers  # kazoo's table, keyed by the server's path (the chroot included)
+    armed = [p for p in assignment if server_path(client, paths.partition_state("bulk", p)) in watched]
+    assert len(armed) == len(assignment)
+    zk.delete(paths.topic("bulk"), recursive=True)
+    cache.wait_for(lambda s: "bulk" not in s.topics, 30)

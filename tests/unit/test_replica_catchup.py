@@ -86,3 +86,25 @@ def test_status_reports_lagging_and_throttled_replicas_and_the_rates_in_force() 
     )
     m.ready(snapshot(isr=(1, 2), partitions=2), 1.0)  # caught up, no throttles read
     assert seen[-1] == CatchUpStatus()
+
+
+def test_throttles_are_read_again_only_after_a_multiple_of_their_cost(monkeypatch: Any) -> None:
+    """A read costing c seconds is reused for THROTTLE_COST_FACTOR * c (with 10,000 topics catching up, every
+    0.1 s tick re-read them all), but never for a topic it did not cover."""
+    clock = [100.0]
+    monkeypatch.setattr("controller.broker.replicas.time.monotonic", lambda: clock[0])
+    reads: list[set[str]] = []
+
+    def read(topics: set[str]) -> Throttles:
+        reads.append(set(topics))
+        clock[0] += 0.01  # each read costs 10 ms: reused for 0.2 s
+        return Throttles({}, {}, {t: "*" for t in topics}, {})
+
+    m = ReplicaManager(1, None, lambda: 1, "PLAINTEXT", CatchUp(1000, 1000), throttles=read)
+    first = m._throttles_for({"a", "b"})
+    clock[0] += 0.1
+    assert m._throttles_for({"a"}) is first and len(reads) == 1  # covered and recent
+    assert m._throttles_for({"a", "c"}).leader_replicas == {"a": "*", "c": "*"} and len(reads) == 2  # c is new
+    clock[0] += 0.25
+    m._throttles_for({"a"})
+    assert reads == [{"a", "b"}, {"a", "c"}, {"a"}]  # older than 20 x 10 ms: read again
