@@ -47,10 +47,8 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import re
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -80,7 +78,7 @@ from rich.table import Table
 from bench import nodescale
 from bench.failover_load import Progress
 from bench.zkpopulate import topic_names
-from controller.devstack.localzk import LocalZooKeeper, _die_with_parent
+from controller.devstack.localzk import LocalZooKeeper
 from controller.zk.multiread import read_children, read_data
 from zkmodel import paths
 from zkmodel.configs import EntityConfig
@@ -103,73 +101,21 @@ T = TypeVar("T")
 
 
 # -- processes -------------------------------------------------------------------------------------------------
-class BenchNode:
-    """One ``bridgekeeper node`` process like :class:`bench.nodescale.Node`, with extra properties and its
-    listener's address; dies with this process if it is killed, and is stopped by :meth:`stop`."""
-
-    def __init__(self, work: Path, connect: str, broker_id: int, overrides: dict[str, str]) -> None:
-        self.broker_id = broker_id
-        config = work / f"node-{broker_id}.properties"
-        lines = [
-            f"broker.id={broker_id}",
-            f"zookeeper.connect={connect}",
-            "listeners=PLAINTEXT://127.0.0.1:0",
-            "bridgekeeper.metrics.host=127.0.0.1",
-            "bridgekeeper.metrics.port=0",
-            "process.roles=broker,controller",
-            "zookeeper.session.timeout.ms=30000",
-            *(f"{k}={v}" for k, v in overrides.items()),
-        ]
-        config.write_text("\n".join(lines) + "\n")
-        self.log = work / f"node-{broker_id}.log"
-        with self.log.open("w") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "controller.cli", "node", "--config", str(config)],
-                stdout=subprocess.PIPE,
-                stderr=log,
-                text=True,
-                preexec_fn=_die_with_parent,
+def wait_active(node: nodescale.Node, zk: KazooClient, timeout: float = 120.0) -> None:
+    """Until the node's controller has finished its failover (its own metric) and ``zk`` (a client on the
+    node's chroot) sees it in ``/controller`` and ``/controller_epoch``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if nodescale.metric(node.metrics, nodescale.FAILOVER_METRIC):  # 0 until the failover finished
+            found = zk.exists(paths.CONTROLLER) and zk.exists(paths.CONTROLLER_EPOCH)
+            if found and orjson.loads(zk.get(paths.CONTROLLER)[0])["brokerid"] == node.broker_id:
+                return
+        if node.process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(
+                f"the node never became the active controller (znodes {sorted(zk.get_children('/'))}); "
+                f"its log ends:\n{node.log.read_text()[-2000:]}"
             )
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        metrics = re.search(r"metrics=(\S+)", line)
-        endpoint = re.search(r"endpoints=\w+://([^,\s]+)", line)
-        if metrics is None or endpoint is None:
-            self.stop()
-            raise RuntimeError(f"node {broker_id} did not start; its log ends:\n{self.log.read_text()[-2000:]}")
-        self.metrics = metrics.group(1)
-        self.bootstrap = endpoint.group(1)
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def wait_active(self, zk: KazooClient, timeout: float = 120.0) -> None:
-        """Until the node's controller has finished its failover (its own metric) and ``zk`` (a client on the
-        node's chroot) sees it in ``/controller`` and ``/controller_epoch``."""
-        deadline = time.monotonic() + timeout
-        while True:
-            if nodescale.metric(self.metrics, nodescale.FAILOVER_METRIC):  # 0 until the failover finished
-                found = zk.exists(paths.CONTROLLER) and zk.exists(paths.CONTROLLER_EPOCH)
-                if found and orjson.loads(zk.get(paths.CONTROLLER)[0])["brokerid"] == self.broker_id:
-                    return
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"the node never became the active controller (znodes {sorted(zk.get_children('/'))}); "
-                    f"its log ends:\n{self.log.read_text()[-2000:]}"
-                )
-            time.sleep(0.2)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
-        if self.process.stdout is not None:
-            self.process.stdout.close()
+        time.sleep(0.2)
 
 
 def kazoo(connect: str) -> KazooClient:
@@ -513,14 +459,20 @@ def run_round(
         fakes = kazoo(server.connect_string + ours_root)
         raw = kazoo(server.connect_string + raw_root)
         ours_zk = kazoo(server.connect_string + ours_root)
-        node: BenchNode | None = None
+        node: nodescale.Node | None = None
         try:
             nodescale.register_fake_brokers(fakes)
             for parent in ("/brokers/topics", "/config/topics"):  # the node makes these in its chroot at start
                 raw.ensure_path(parent)
             progress.show(f"{label}: starting the node (broker 1, broker,controller) ...", force=True)
-            node = BenchNode(Path(tmp), server.connect_string + ours_root, nodescale.CONTROLLER_ID, NODE_OVERRIDES)
-            node.wait_active(ours_zk)
+            node = nodescale.Node(
+                Path(tmp),
+                server.connect_string + ours_root,
+                nodescale.CONTROLLER_ID,
+                "broker,controller",
+                NODE_OVERRIDES,
+            )
+            wait_active(node, ours_zk)
             epoch = int(ours_zk.get(paths.CONTROLLER_EPOCH)[0])
             progress.done(f"{label}: node serving at {node.bootstrap}, controller epoch {epoch}")
             meter = Meter(progress, node.pid, zk_pid)

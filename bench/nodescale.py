@@ -20,12 +20,13 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from kazoo.client import KazooClient
 
+from controller.devstack.localzk import _die_with_parent
 from zkmodel.brokers import BrokerRegistration, EndPoint
 
 FAKE_BROKERS = range(2, 7)
@@ -83,15 +84,25 @@ def metric(url: str, name: str) -> float | None:
 
 
 class Node:
-    """One ``bridgekeeper node`` process, stopped by :meth:`stop` (and killed if it does not stop)."""
+    """One ``bridgekeeper node`` process, with extra properties if given; dies with this process if that is
+    killed, and is stopped by :meth:`stop` (killed if it does not stop)."""
 
-    def __init__(self, work: Path, connect: str, broker_id: int, roles: str) -> None:
+    def __init__(
+        self, work: Path, connect: str, broker_id: int, roles: str, overrides: Mapping[str, str] | None = None
+    ) -> None:
+        self.broker_id = broker_id
         config = work / f"node-{broker_id}.properties"
-        config.write_text(
-            f"broker.id={broker_id}\nzookeeper.connect={connect}\nlisteners=PLAINTEXT://127.0.0.1:0\n"
-            "bridgekeeper.metrics.host=127.0.0.1\nbridgekeeper.metrics.port=0\n"
-            f"process.roles={roles}\nzookeeper.session.timeout.ms=30000\n"
-        )
+        lines = [
+            f"broker.id={broker_id}",
+            f"zookeeper.connect={connect}",
+            "listeners=PLAINTEXT://127.0.0.1:0",
+            "bridgekeeper.metrics.host=127.0.0.1",
+            "bridgekeeper.metrics.port=0",
+            f"process.roles={roles}",
+            "zookeeper.session.timeout.ms=30000",
+            *(f"{k}={v}" for k, v in (overrides or {}).items()),
+        ]
+        config.write_text("\n".join(lines) + "\n")
         self.log = work / f"node-{broker_id}.log"
         started = time.monotonic()
         with self.log.open("w") as log:
@@ -100,23 +111,33 @@ class Node:
                 stdout=subprocess.PIPE,
                 stderr=log,
                 text=True,
+                preexec_fn=_die_with_parent,
             )
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
         self.ready_s = time.monotonic() - started
-        found = re.search(r"metrics=(\S+)", line)
-        if found is None:
+        metrics = re.search(r"metrics=(\S+)", line)
+        endpoint = re.search(r"endpoints=\w+://([^,\s]+)", line)
+        if metrics is None or endpoint is None:
             self.stop()
             raise RuntimeError(f"node {broker_id} did not start; its log ends:\n{self.log.read_text()[-2000:]}")
-        self.metrics = found.group(1)
+        self.metrics = metrics.group(1)
+        self.bootstrap = endpoint.group(1)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(10)
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
 
 
 def register_fake_brokers(client: KazooClient) -> None:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
+from controller.devstack.stack import Stack
+from controller.logtags import UNEXPECTED
 from zkmodel import paths
 from zkmodel.election import ControllerZnode
 
@@ -97,3 +101,19 @@ def error_codes(response: Any) -> list[int]:
     walk(response.to_dict())
     assert found, f"no error codes in {response!r}"
     return found
+
+
+def stop_stack(stack: Stack, zk: KazooClient | None) -> None:
+    """A module fixture's teardown: the test's own ZooKeeper client closed (whatever state it is in), then
+    every node and ZooKeeper stopped by the harness."""
+    if zk is not None:
+        with contextlib.suppress(Exception):
+            zk.stop()
+            zk.close()
+    stack.stop()
+
+
+def assert_no_unexpected(stack: Stack, data_dir: Path) -> None:
+    """No node logged BK-UNEXPECTED (how an unexpected exception is logged) while the stack ran."""
+    unexpected = [n.broker_id for n in stack.nodes if UNEXPECTED in n.log_path.read_text(errors="replace")]
+    assert not unexpected, f"node(s) {unexpected} logged {UNEXPECTED} (logs under {data_dir})"

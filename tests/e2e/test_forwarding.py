@@ -45,10 +45,17 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_f
 
 from controller.config import DEFAULT_FORWARDING_MAX_IN_FLIGHT
 from controller.devstack.stack import NodeProcess, Stack
-from controller.logtags import UNEXPECTED
 from tests.e2e.conftest import RunningStack
 from tests.integration.cluster import wait_for
-from tests.stackutil import controller_id, error_codes, every_node_sees_every_broker, metric_sum, metrics_url
+from tests.stackutil import (
+    assert_no_unexpected,
+    controller_id,
+    error_codes,
+    every_node_sees_every_broker,
+    metric_sum,
+    metrics_url,
+    stop_stack,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -89,13 +96,8 @@ def running_stack(
             every_node_sees_every_broker(s)
         yield RunningStack(s, bootstrap(s.nodes), zk)
     finally:
-        if zk is not None:
-            with contextlib.suppress(Exception):
-                zk.stop()
-                zk.close()
-        s.stop()
-    unexpected = [n.broker_id for n in s.nodes if UNEXPECTED in n.log_path.read_text(errors="replace")]
-    assert not unexpected, f"node(s) {unexpected} logged BK-UNEXPECTED (logs under {data_dir})"
+        stop_stack(s, zk)
+    assert_no_unexpected(s, data_dir)
 
 
 def bootstrap(nodes: Sequence[NodeProcess]) -> str:

@@ -64,9 +64,8 @@ from kio.index import load_request_schema, load_response_schema
 from kio.serial import entity_reader, entity_writer
 
 from controller.devstack.stack import NodeProcess, Stack
-from controller.logtags import UNEXPECTED
 from tests.integration.cluster import wait_for
-from tests.stackutil import controller_id, every_node_sees_every_broker, metrics_url
+from tests.stackutil import assert_no_unexpected, controller_id, every_node_sees_every_broker, metrics_url, stop_stack
 from zkmodel import paths
 from zkmodel.errorcodes import by_code
 
@@ -120,13 +119,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         every_node_sees_every_broker(stack)
         yield Cluster(stack, zk)
     finally:
-        if zk is not None:
-            with contextlib.suppress(Exception):
-                zk.stop()
-                zk.close()
-        stack.stop()
-    unexpected = [n.broker_id for n in stack.nodes if UNEXPECTED in n.log_path.read_text(errors="replace")]
-    assert not unexpected, f"node(s) {unexpected} logged {UNEXPECTED} (logs under {data_dir})"
+        stop_stack(stack, zk)
+    assert_no_unexpected(stack, data_dir)
 
 
 # -- what the nodes hold ----------------------------------------------------------------------------------------------

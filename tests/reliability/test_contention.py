@@ -60,11 +60,18 @@ from kafka.protocol.admin import (
 from kazoo.client import KazooClient
 
 from controller.devstack.stack import Stack
-from controller.logtags import UNEXPECTED
 from controller.zk.multiread import read_data
 from tests.e2e.test_forwarding import Admin
 from tests.integration.cluster import wait_for
-from tests.stackutil import controller_id, error_codes, every_node_sees_every_broker, metric_sum, metrics_url
+from tests.stackutil import (
+    assert_no_unexpected,
+    controller_id,
+    error_codes,
+    every_node_sees_every_broker,
+    metric_sum,
+    metrics_url,
+    stop_stack,
+)
 from zkmodel import paths
 from zkmodel.acls import PatternType, ResourcePattern, ResourceType, encode_literal_acl_change
 from zkmodel.configs import ConfigChangeNotification
@@ -115,13 +122,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         for admin in admins:
             with contextlib.suppress(Exception):
                 admin.close()
-        if zk is not None:
-            with contextlib.suppress(Exception):
-                zk.stop()
-                zk.close()
-        stack.stop()
-    unexpected = [n.broker_id for n in stack.nodes if UNEXPECTED in n.log_path.read_text(errors="replace")]
-    assert not unexpected, f"node(s) {unexpected} logged {UNEXPECTED} (logs under {data_dir})"
+        stop_stack(stack, zk)
+    assert_no_unexpected(stack, data_dir)
 
 
 # -- running the clients -----------------------------------------------------------------------------------------------
