@@ -28,7 +28,8 @@ ALTER_PARTITION = 56
 ALTER_PARTITION_VERSION = 2
 #: Throttles are read again once this many times their last read's cost has passed (and at once for a topic
 #: not read yet): every tick in a small cluster (~1 ms a read), at most ~5% of the thread with 10,000 topics
-#: catching up, where one read is a 10,000-znode multiRead (~0.2 s) that every 0.1 s tick had repeated.
+#: catching up, where one read is a 10,000-znode multiRead (~0.2 s) that every 0.1 s tick had repeated. The
+#: steps themselves are spaced the same way (:meth:`ReplicaManager._run`).
 THROTTLE_COST_FACTOR = 20.0
 
 
@@ -139,6 +140,7 @@ class ReplicaManager:
         self._scanned_lagging: list[tuple[Any, Any, int]] = []
         #: the last throttles read, for which topics, when, and what the read cost (seconds)
         self._throttled: tuple[Throttles, frozenset[str], float, float] | None = None
+        self._scan_cost = 0.0  # seconds the last step spent finding what caught up (see _run)
         self._client: KafkaClient | None = None
         self._client_for: int | None = None
         self._stopped = threading.Event()
@@ -155,13 +157,21 @@ class ReplicaManager:
             self._client.close()
 
     def _run(self) -> None:
-        while not self._stopped.wait(self.tick_seconds):
+        """A step per tick, or per THROTTLE_COST_FACTOR times the last step's cost when that is longer: with
+        tens of thousands of replicas catching up a step costs ~50 ms, and every 0.1 s it took half of the
+        node's interpreter from the controller and the metadata cache. Progress is computed from elapsed
+        time, so a longer interval only delays when a caught-up replica is reported, by at most that. Only the
+        scan counts as cost: an AlterPartition's round trip to the controller is waiting, not work."""
+        wait = self.tick_seconds
+        while not self._stopped.wait(wait):
+            self._scan_cost = 0.0
             try:
                 self.step()
             except ClientError as exc:
                 log.info("broker %d: AlterPartition not delivered (%s); will retry", self.broker_id, exc)
             except Exception:
                 log.exception("%s replica manager of broker %d failed", UNEXPECTED, self.broker_id)
+            wait = max(self.tick_seconds, THROTTLE_COST_FACTOR * self._scan_cost)
 
     def ready(
         self, snapshot: Any, now: float, throttles: Throttles = NO_THROTTLES
@@ -254,10 +264,12 @@ class ReplicaManager:
         return throttles
 
     def step(self) -> int:
+        started = time.monotonic()
         snapshot = self.cache.snapshot()
         lagging_topics = {topic.name for topic, _p, _f in self._lagging(snapshot)}
         throttles = self._throttles_for(lagging_topics) if lagging_topics else NO_THROTTLES
         ready = self.ready(snapshot, time.monotonic(), throttles)
+        self._scan_cost = time.monotonic() - started
         if not ready:
             return 0
         if self.legacy_isr is not None:
