@@ -4,6 +4,7 @@ wrote ZooKeeper after the bump, and the per-step checks' verdicts."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 from migrate.rehearse import state as S
 from migrate.rehearse import zkrecords as Z
@@ -171,3 +172,28 @@ def test_reassignment_onto_a_node_the_step_took_down_is_explained() -> None:
     other = c.client_errors(0, [*ok, refused], away={4})
     assert other["verdict"] == "fail" and other["summary"] == "1 non-retriable error(s): INVALID_REPLICATION_ASSIGNMENT"
     assert c.client_errors(0, [*ok, refused])["verdict"] == "fail"
+
+
+def test_the_load_does_not_reassign_a_partition_whose_move_is_under_way() -> None:
+    """Kafka's Metadata lists a moving partition's adding replicas too: a target built from that list would
+    raise the topic's RF, which the journal holds it to (a CI run found [3, 2, 1] for an RF 2 topic)."""
+    from migrate.rehearse.clients import WorkerSpec
+    from migrate.rehearse.load import _Topic, _Worker
+
+    class Client:
+        ops = frozenset({"reassign"})
+        replicas_now: ClassVar[dict[int, list[int]]] = {0: [1, 2, 3]}  # RF 2, 3 being added
+
+        def brokers(self) -> list[int]:
+            return [1, 2, 3, 4]
+
+        def replicas(self, _topic: str) -> dict[int, list[int]]:
+            return self.replicas_now
+
+    spec = WorkerSpec("w1", "kafka-python", 0, ("x:1",), "/tmp", 1.0, 0.0, 7, "t", 1000, 2)
+    worker = _Worker(spec, Client(), [1, 2, 3, 4], acls=False)  # type: ignore[arg-type]
+    worker.topics["rh-w1-t-t1"] = _Topic("rh-w1-t-t1", 1, 2)
+    assert worker._reassign() is None
+    Client.replicas_now = {0: [1, 2]}  # the move is done: a same-size target is planned
+    plan = worker._reassign()
+    assert plan is not None and len(plan.args["replicas"]) == 2
