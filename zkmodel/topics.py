@@ -89,17 +89,9 @@ class TopicAssignment:
         partitions = _replica_map(path, obj, "partitions", required=True)
         adding = _replica_map(path, obj, "adding_replicas", required=False) if version >= 2 else {}
         removing = _replica_map(path, obj, "removing_replicas", required=False) if version >= 2 else {}
-        for what, moving in (("adding_replicas", adding), ("removing_replicas", removing)):
-            for p, reps in moving.items():
-                if p not in partitions:
-                    raise ZnodeFormatError(path, f"{what} names partition {p}, which is not in 'partitions'")
-                if not set(reps) <= set(partitions[p]):
-                    raise ZnodeFormatError(
-                        path, f"{what} of partition {p} {list(reps)} is not part of its replicas {list(partitions[p])}"
-                    )
-        for p in adding.keys() & removing.keys():
-            if set(adding[p]) & set(removing[p]):
-                raise ZnodeFormatError(path, f"partition {p} has replicas both adding and removing")
+        problem = _moves_problem(partitions, adding, removing)
+        if problem is not None:
+            raise ZnodeFormatError(path, problem)
         topic_id = get_optional_str(path, obj, "topic_id") if version >= 3 else None
         if topic_id is not None and not is_valid_uuid(topic_id):
             raise ZnodeFormatError(path, f"'topic_id' {topic_id!r} is not a Kafka Uuid")
@@ -119,6 +111,23 @@ class TopicAssignment:
         if partition is None:
             return any(self.adding_replicas.values()) or any(self.removing_replicas.values())
         return bool(self.adding_replicas.get(partition) or self.removing_replicas.get(partition))
+
+
+def _moves_problem(
+    partitions: Mapping[int, Replicas], adding: Mapping[int, Replicas], removing: Mapping[int, Replicas]
+) -> str | None:
+    """What is wrong with a topic znode's moves in flight, or None: each names partitions of the topic, and
+    replicas of theirs, and no replica is both adding and removing (both decoders hold a znode to this)."""
+    for what, moving in (("adding_replicas", adding), ("removing_replicas", removing)):
+        for p, reps in moving.items():
+            if p not in partitions:
+                return f"{what} names partition {p}, which is not in 'partitions'"
+            if not set(reps) <= set(partitions[p]):
+                return f"{what} of partition {p} {list(reps)} is not part of its replicas {list(partitions[p])}"
+    for p in adding.keys() & removing.keys():
+        if set(adding[p]) & set(removing[p]):
+            return f"partition {p} has replicas both adding and removing"
+    return None
 
 
 def _fast_replica_map(raw: object) -> dict[int, Replicas] | None:
@@ -165,14 +174,8 @@ def _topic_fast(data: bytes | None) -> TopicAssignment | None:
                 if found is None:
                     return None
                 moving[i] = found
-        adding, removing = moving
-        for side in moving:
-            for p, reps in side.items():
-                if p not in partitions or not set(reps) <= set(partitions[p]):
-                    return None  # the strict reader names the partition
-        for p in adding.keys() & removing.keys():
-            if set(adding[p]) & set(removing[p]):
-                return None
+        if _moves_problem(partitions, *moving) is not None:
+            return None  # the strict reader raises it
     return TopicAssignment(partitions, moving[0], moving[1], topic_id, version)
 
 

@@ -38,6 +38,7 @@ from controller.active.topics import (
 )
 from controller.logtags import UNEXPECTED
 from controller.zk.fenced_writer import ControllerMoved, FencedWriter, OpFailed
+from controller.zk.multiread import DataResult
 from controller.zk.ops import Delete, Op, SetData
 from controller.zk.session import SessionLost, ZkSession, ZkUnavailable
 from controller.zk.types import EventType, KazooState, WatchedEvent
@@ -475,19 +476,21 @@ class Controller:
         watched relative to it: a znode another tool changed since its creation (version > 0, e.g. partitions
         added) gets the PartitionModifications event its watch would have given; a later change fires the
         watch (one between the zxid and the read does both, which the handler's re-read makes harmless)."""
+        for name, (_data, stat) in self._read_topics_watched(names).items():
+            if stat.version > 0:
+                self._put(ev.PartitionModifications(name))
+
+    def _read_topics_watched(self, names: Sequence[str]) -> dict[str, DataResult]:
+        """The topic znodes of ``names`` that exist, read in multiRead batches, each left with its data watch
+        relative to a zxid taken before the read (so a change after the read fires at once). A topic deleted
+        meanwhile is left out: the TopicChange watch has it."""
         if not names:
-            return
+            return {}
         since = self.session.last_zxid
         found = self.session.read_data([paths.topic(n) for n in names])
-        present = []
-        for name in names:
-            result = found.get(paths.topic(name))
-            if result is None:
-                continue  # deleted meanwhile: the TopicChange watch has it
-            present.append(name)
-            if result[1].version > 0:
-                self._put(ev.PartitionModifications(name))
-        self._watch_topics(present, since)
+        present = {n: result for n in names if (result := found.get(paths.topic(n))) is not None}
+        self._watch_topics(list(present), since)
+        return present
 
     def _take_queued_modifications(self) -> list[str]:
         """The topics of the PartitionModifications events queued right behind the one being handled, taken
@@ -510,20 +513,13 @@ class Controller:
         a zxid taken before the read (a change after it fires at once), as Kafka re-reads with a watch."""
         assert self.active is not None
         ctx = self.active.ctx
-        names = list(dict.fromkeys(topics))
-        since = self.session.last_zxid
-        found = self.session.read_data([paths.topic(t) for t in names])
-        present = [t for t in names if found.get(paths.topic(t)) is not None]
-        self._watch_topics(present, since)
         lines = []
-        for topic in present:
+        for topic, (data, _stat) in self._read_topics_watched(list(dict.fromkeys(topics))).items():
             known = ctx.topics.get(topic)
             if known is None or topic in ctx.topics_to_delete:
                 continue
-            result = found[paths.topic(topic)]
-            assert result is not None
             try:
-                znode = TopicAssignment.decode(paths.topic(topic), result[0])
+                znode = TopicAssignment.decode(paths.topic(topic), data)
             except ZnodeFormatError as exc:
                 log.error("ignoring %s", exc)
                 continue
