@@ -350,6 +350,10 @@ class ZkSession:
             raise ZkReadTimeout(str(exc)) from None
         except (SessionExpiredError, SessionMovedError) as exc:
             raise SessionLost(f"watches on {len(paths)} znodes: {exc!r}") from exc
+        except ConnectionLoss as exc:
+            # the connection dropped under the request (a CI failover run met it as a raw ConnectionLoss,
+            # BK-UNEXPECTED): the caller retries or defers as for any ZooKeeper outage
+            raise ZkUnavailable(f"watches on {len(paths)} znodes: {exc!r}") from exc
 
     # -- writes for node-owned (not controller-owned) paths ------------------------------------------
     def multi(self, ops: Sequence[Op], *, what: str, write: str) -> list[Any]:
