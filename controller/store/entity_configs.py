@@ -90,8 +90,10 @@ def change_notification(entity: str) -> Create:
 def commit_entity_multi(session: ZkSession, ops: Sequence[Op], *, what: str, write: str) -> None:
     """Run one entity-config multi whose last op is its change notification (AdminZkClient writes a config
     and its notification together). Raises :class:`controller.zk.cas.Raced` when a compare-and-set lost a
-    race, /controller changed or someone else wrote first (re-read and retry); any other failure is raised."""
-    results = session.multi(ops, what=what, write=write)
+    race, /controller changed or someone else wrote first (re-read and retry); any other failure is raised, and
+    a multi refused after its connection dropped is :class:`~controller.zk.session.WriteInDoubt` (our own first
+    attempt may have made it: re-reading and writing again would turn an in-doubt write into a definite answer)."""
+    results = session.multi(ops, what=what, write=write, refusal_in_doubt=True)
     failures = [r for r in results if isinstance(r, Exception) and not isinstance(r, RolledBackError)]
     if not failures:
         return

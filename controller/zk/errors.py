@@ -27,7 +27,7 @@ from kazoo.exceptions import (
 from kazoo.handlers.threading import KazooTimeoutError
 
 from controller.zk.fenced_session import AdminWriteFenced
-from controller.zk.session import SessionLost, ZkReadTimeout, ZkTimeout, ZkUnavailable, is_transient
+from controller.zk.session import SessionLost, WriteInDoubt, ZkReadTimeout, ZkTimeout, ZkUnavailable, is_transient
 
 __all__ = [
     "AdminWriteFenced",
@@ -45,6 +45,7 @@ __all__ = [
     "SessionExpiredError",
     "SessionLost",
     "SessionMovedError",
+    "WriteInDoubt",
     "ZkReadTimeout",
     "ZkTimeout",
     "ZkUnavailable",

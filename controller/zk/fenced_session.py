@@ -81,7 +81,11 @@ class FencedSession(ZkSession):
         version = self._epoch_zk_version()
         if version is None:
             raise AdminWriteFenced(f"{what}: this node is not the active controller")
-        results = self._inner.multi([Check(paths.CONTROLLER_EPOCH, version), *ops], what=what, write=write)
+        # A client's admin write retried after its connection dropped and then refused may have been made by its
+        # first attempt: in doubt (WriteInDoubt, REQUEST_TIMED_OUT), never the definite NOT_CONTROLLER or a race.
+        results = self._inner.multi(
+            [Check(paths.CONTROLLER_EPOCH, version), *ops], what=what, write=write, refusal_in_doubt=True
+        )
         check = results[0]
         if isinstance(check, BadVersionError):
             if self._inner.on_fenced is not None:
@@ -99,7 +103,8 @@ class FencedSession(ZkSession):
         return result
 
     # -- the writes ----------------------------------------------------------------------------------------------
-    def multi(self, ops: Sequence[Op], *, what: str, write: str) -> list[Any]:
+    def multi(self, ops: Sequence[Op], *, what: str, write: str, refusal_in_doubt: bool = True) -> list[Any]:
+        """Always with ``refusal_in_doubt``: every write here is a client's."""
         return self._fenced(ops, what, write)
 
     def delete(self, path: str, version: int = -1, *, write: str = "delete") -> None:

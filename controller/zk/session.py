@@ -22,6 +22,7 @@ from kazoo.exceptions import (
     NodeExistsError,
     NoNodeError,
     OperationTimeoutError,
+    RolledBackError,
     SessionExpiredError,
     SessionMovedError,
 )
@@ -41,6 +42,13 @@ T = TypeVar("T")
 
 class ZkUnavailable(RuntimeError):
     """ZooKeeper did not answer within the retry deadline; the session may still be alive."""
+
+
+class WriteInDoubt(ZkUnavailable):
+    """A write was sent, its connection dropped (or its answer timed out) before ZooKeeper answered, and the
+    retry was refused by one of its checks (a version, an existence or the controller-epoch fence). The
+    refusal may be the first attempt's own doing: it may have been applied. Callers must not report such a
+    write as certainly not made (NOT_CONTROLLER, a lost race): it is in doubt, KIP-4's REQUEST_TIMED_OUT."""
 
 
 class SessionLost(RuntimeError):
@@ -163,29 +171,48 @@ class ZkSession:
         return self.disconnected_for() * 1000 > self.session_timeout_ms
 
     # -- retry machinery ---------------------------------------------------------------------------
-    def call(self, fn: Callable[[], Any], *, what: str, write: str | None = None) -> Any:
+    def call(
+        self, fn: Callable[[], Any], *, what: str, write: str | None = None, refusal_in_doubt: bool = False
+    ) -> Any:
         """Run ``fn`` (which returns a kazoo async result) and wait for it, retrying transient failures
         within the retry deadline. Session expiry raises SessionLost at once. ``write`` names the kind of
-        write this is, for the ZooKeeper write metrics."""
+        write this is, for the ZooKeeper write metrics; ``refusal_in_doubt``: a multi refused after a retry
+        raises :class:`WriteInDoubt` (see :meth:`multi`)."""
         if write is not None and self.on_write is not None:
             started = time.perf_counter()
             ok = False
             try:
-                result = self._call(fn, what)
+                result = self._call(fn, what, refusal_in_doubt=refusal_in_doubt)
                 # A multi answers with per-op results: one exception among them means nothing was written.
                 ok = not (isinstance(result, list) and any(isinstance(r, Exception) for r in result))
                 return result
             finally:
                 self.on_write(write, time.perf_counter() - started, ok)
-        return self._call(fn, what)
+        return self._call(fn, what, refusal_in_doubt=refusal_in_doubt)
 
-    def _call(self, fn: Callable[[], Any], what: str) -> Any:
+    def _call(self, fn: Callable[[], Any], what: str, *, refusal_in_doubt: bool = False) -> Any:
+        unanswered: list[BaseException] = []  # attempts that may have been applied without our hearing of it
 
         def attempt() -> Any:
             try:
-                return fn().get(timeout=self.request_timeout_s)
+                result = fn().get(timeout=self.request_timeout_s)
             except KazooTimeoutError:
-                raise ZkTimeout(f"{what}: no answer within {self.request_timeout_s}s") from None
+                unanswered.append(ZkTimeout(f"{what}: no answer within {self.request_timeout_s}s"))
+                raise unanswered[-1] from None
+            except BaseException as exc:
+                if is_transient(exc):
+                    unanswered.append(exc)
+                raise
+            if refusal_in_doubt and unanswered and isinstance(result, list):
+                refused = next(
+                    (r for r in result if isinstance(r, Exception) and not isinstance(r, RolledBackError)), None
+                )
+                if refused is not None:
+                    raise WriteInDoubt(
+                        f"{what}: the connection dropped before ZooKeeper answered ({unanswered[0]!r}) and the retry "
+                        f"was refused ({type(refused).__name__}), perhaps by the first attempt's own write"
+                    )
+            return result
 
         def give_up(state: RetryCallState) -> Any:
             exc = state.outcome.exception() if state.outcome else None
@@ -356,13 +383,21 @@ class ZkSession:
             raise ZkUnavailable(f"watches on {len(paths)} znodes: {exc!r}") from exc
 
     # -- writes for node-owned (not controller-owned) paths ------------------------------------------
-    def multi(self, ops: Sequence[Op], *, what: str, write: str) -> list[Any]:
+    def multi(self, ops: Sequence[Op], *, what: str, write: str, refusal_in_doubt: bool = False) -> list[Any]:
         """One atomic ZooKeeper multi, *unfenced*: for node-owned paths and for callers that put their own
         ``Check`` first (entity configs check ``/controller``). Returns the per-op results; an op's failure is
         an exception instance in its slot and means nothing was written. Controller-owned writes go through
-        :class:`controller.zk.fenced_writer.FencedWriter` instead."""
+        :class:`controller.zk.fenced_writer.FencedWriter` instead.
+
+        A multi whose connection dropped is sent again; if that retry is refused, the refusal may be the first
+        attempt's own write. Callers that sort this out themselves (the election, a broker's registration: they
+        look whose node it is) get the refusal; with ``refusal_in_doubt`` (a client's admin write, which must
+        not be reported as certainly not made) it raises :class:`WriteInDoubt`."""
         results: list[Any] = self.call(
-            lambda: build_transaction(self.client, list(ops)).commit_async(), what=what, write=write
+            lambda: build_transaction(self.client, list(ops)).commit_async(),
+            what=what,
+            write=write,
+            refusal_in_doubt=refusal_in_doubt,
         )
         return results
 

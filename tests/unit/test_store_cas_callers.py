@@ -55,7 +55,7 @@ class LosingSession:
     def ensure_persistent(self, paths: Sequence[str]) -> None:
         pass
 
-    def multi(self, ops: Sequence[Op], *, what: str, write: str) -> list[Any]:
+    def multi(self, ops: Sequence[Op], *, what: str, write: str, refusal_in_doubt: bool = False) -> list[Any]:
         self.multis += 1
         return [BadVersionError(), *(RolledBackError() for _ in ops[1:])]
 

@@ -176,7 +176,7 @@ class _Inner:
     def _count(self) -> None:
         self.fenced += 1
 
-    def multi(self, ops: Sequence[Op], *, what: str, write: str) -> list[Any]:
+    def multi(self, ops: Sequence[Op], *, what: str, write: str, refusal_in_doubt: bool = False) -> list[Any]:
         self.multis.append(list(ops))
         return list(self.answer)
 
