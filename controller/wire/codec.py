@@ -7,6 +7,7 @@ serves every version (fields a version lacks are dropped, as Kafka's generated c
 from __future__ import annotations
 
 import dataclasses
+import functools
 import io
 import struct
 import sys
@@ -80,9 +81,18 @@ def parse_request(frame: bytes, supported: dict[int, tuple[int, int]]) -> Reques
     return Request(key, version, correlation, getattr(header, "client_id", None), header, body, len(frame))
 
 
+@functools.cache
+def _field_names(cls: type) -> frozenset[str]:
+    """A kio entity's field names, read once per class: ``dataclasses.fields`` per built entity was a tenth of
+    the node's time answering a 30,000-partition AlterPartitionReassignments (py-spy, bench.bulk_writes)."""
+    return frozenset(f.name for f in dataclasses.fields(cls))
+
+
 def build(cls: type, **values: Any) -> Any:
     """Construct a kio entity, dropping fields this version does not have."""
-    names = {f.name for f in dataclasses.fields(cls)}
+    names = _field_names(cls)
+    if names.issuperset(values):
+        return cls(**values)
     return cls(**{k: v for k, v in values.items() if k in names})
 
 
