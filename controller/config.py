@@ -55,8 +55,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from controller.config_tls import TlsConfigError, tls_settings
 from controller.security.plain import JaasConfig, parse_jaas_config
 from controller.security.settings import SUPPORTED_SASL_MECHANISMS, ListenerSasl, SaslCredentials, ZkDigest
+from controller.security.tls import TlsSettings
 from zkmodel.brokers import SECURITY_PROTOCOLS, EndPoint
 from zkmodel.ibp import LATEST_PRODUCTION, MetadataVersion, parse_ibp_config, zk_migration_supported
 
@@ -750,6 +752,10 @@ class NodeConfig:
     sasl_listeners: Mapping[str, ListenerSasl] = field(hash=False, default_factory=dict)
     #: Credentials for the inter-broker listener when it is a SASL listener.
     inter_broker_sasl: SaslCredentials | None = None
+    #: TLS settings of each SSL and SASL_SSL listener, by listener name.
+    tls_listeners: Mapping[str, TlsSettings] = field(hash=False, default_factory=dict)
+    #: What this node connects to other nodes with when the inter-broker listener is SSL or SASL_SSL.
+    inter_broker_tls: TlsSettings | None = None
     acl_authorizer: bool = False
     allow_everyone_if_no_acl_found: bool = False
     zookeeper_digest: ZkDigest | None = None
@@ -961,12 +967,6 @@ def _sasl(
     result: dict[str, ListenerSasl] = {}
     for ep in listeners:
         protocol = protocol_map.get(ep.listener, ep.listener)
-        if protocol in ("SSL", "SASL_SSL"):
-            raise ConfigError.invalid(
-                LISTENERS, ep.connection_string,
-                f"listener {ep.listener} uses {protocol}: bridgekeeper serves PLAINTEXT and SASL_PLAINTEXT only "
-                "(terminate TLS in front of it)",
-            )  # fmt: skip
         if not protocol.startswith("SASL_"):
             continue
         _key, mechanisms = _mechanisms(values, ep.listener)
@@ -998,6 +998,28 @@ def _sasl(
             )  # fmt: skip
         inter_sasl = SaslCredentials(mechanism, jaas.username, jaas.password)
     return result, inter_sasl
+
+
+#: The security protocols whose listeners speak TLS.
+TLS_PROTOCOLS = ("SSL", "SASL_SSL")
+
+
+def _tls(
+    values: _Values, listeners: Sequence[EndPoint], protocol_map: Mapping[str, str], inter: str
+) -> tuple[dict[str, TlsSettings], TlsSettings | None]:
+    """Each SSL / SASL_SSL listener's TLS settings (its keystore required), and this node's as a TLS client of
+    the inter-broker listener (Kafka builds that client from the same listener's keys), all checked now."""
+    result: dict[str, TlsSettings] = {}
+    try:
+        for ep in listeners:
+            if protocol_map.get(ep.listener, ep.listener) in TLS_PROTOCOLS:
+                result[ep.listener] = tls_settings(values.raw, ep.listener, need_keystore=True)
+        inter_tls = None
+        if protocol_map.get(inter, inter) in TLS_PROTOCOLS:
+            inter_tls = tls_settings(values.raw, inter, need_keystore=False)
+    except TlsConfigError as exc:
+        raise ConfigError(str(exc), exc.key) from None
+    return result, inter_tls
 
 
 def _digest(values: _Values, key: str) -> ZkDigest | None:
@@ -1059,6 +1081,7 @@ def config_from_properties(raw: Mapping[str, str], *, warnings: tuple[str, ...] 
 
     forwarding_min_ibp = values.ibp(FORWARDING_MIN_IBP, "3.4-IV0")
     sasl_listeners, inter_sasl = _sasl(values, listeners, protocol_map, inter)
+    tls_listeners, inter_tls = _tls(values, listeners, protocol_map, inter)
     authorizer = values.string(AUTHORIZER_CLASS_NAME, "") or ""
     if authorizer and authorizer not in ACL_AUTHORIZERS:
         raise ConfigError.invalid(
@@ -1129,6 +1152,8 @@ def config_from_properties(raw: Mapping[str, str], *, warnings: tuple[str, ...] 
         warnings=tuple(warning_list),
         sasl_listeners=MappingProxyType(sasl_listeners),
         inter_broker_sasl=inter_sasl,
+        tls_listeners=MappingProxyType(tls_listeners),
+        inter_broker_tls=inter_tls,
         acl_authorizer=bool(authorizer),
         allow_everyone_if_no_acl_found=values.boolean(ALLOW_EVERYONE_IF_NO_ACL_FOUND, False),
         zookeeper_digest=zk_digest,

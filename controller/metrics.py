@@ -223,6 +223,10 @@ class NodeMetrics:
         self.sasl_failures = Counter("bridgekeeper_sasl_authentication_failures",
                                      "Failed SASL authentications (failed-authentication-total)",
                                      ["broker_id", "listener"], registry=r)  # fmt: skip
+        self.tls_failures = Counter("bridgekeeper_tls_handshake_failures",
+                                    "TLS handshakes refused on SSL and SASL_SSL listeners, by OpenSSL's reason "
+                                    "(CERTIFICATE_VERIFY_FAILED, TLSV1_ALERT_UNKNOWN_CA, WRONG_VERSION_NUMBER, ...)",
+                                    ["broker_id", "listener", "reason"], registry=r)  # fmt: skip
         self._server: object | None = None
         self._thread: threading.Thread | None = None
 
@@ -349,6 +353,9 @@ class NodeMetrics:
 
     def sasl_failed(self, conn: Connection) -> None:
         self.sasl_failures.labels(self.broker_id, conn.listener).inc()
+
+    def tls_failed(self, listener: str, reason: str) -> None:
+        self.tls_failures.labels(self.broker_id, listener, reason).inc()
 
     def serve(self, host: str, port: int) -> int:
         """Start the HTTP endpoint; returns the bound port (port 0 picks a free one)."""

@@ -36,7 +36,7 @@ from controller.store.registration import (
 from controller.store.scram import read_credential
 from controller.wire.apikeys import supported_apis
 from controller.wire.authz import ALLOW_ALL, Authz
-from controller.wire.client import KafkaClient
+from controller.wire.client import KafkaClient, open_channel
 from controller.wire.dispatch import Dispatcher
 from controller.wire.handlers.acls import AclApis
 from controller.wire.handlers.apis import Apis
@@ -73,6 +73,8 @@ class Node:
         self.forwarding_enabled = config.inter_broker_protocol_version >= config.forwarding_min_ibp
         self.supported = supported_apis(forwarding=self.forwarding_enabled)
         self.metrics = NodeMetrics(config.broker_id, self.supported)
+        #: What this node connects to other nodes with when the inter-broker listener speaks TLS (built once).
+        self.inter_tls = config.inter_broker_tls.client_context() if config.inter_broker_tls is not None else None
 
         acl_policy = _acl_policy(config)
 
@@ -164,6 +166,7 @@ class Node:
                 ),
                 throttles=self._read_throttles,
                 sasl=self.config.inter_broker_sasl,
+                tls=self.inter_tls,
                 legacy_isr=None
                 if ibp.uses_topic_ids(self.config.inter_broker_protocol_version)
                 else LegacyIsrWriter(self.session, self.config.broker_id).expand,
@@ -260,17 +263,19 @@ class Node:
         )
         handlers |= sasl_apis.handlers()
         if self.forwarding_enabled and self.config.is_broker:
-            sasl = self.config.inter_broker_sasl
+            sasl, tls = self.config.inter_broker_sasl, self.inter_tls
+            client_id = f"broker-{self.config.broker_id}-forwarding"
             self.forwarder = ForwardingManager(
                 self.config.broker_id,
                 self.cache.snapshot,
                 self.config.inter_broker_listener_name,
-                lambda host, port, timeout: KafkaClient(
-                    host, port, client_id=f"broker-{self.config.broker_id}-forwarding", timeout=timeout, sasl=sasl
-                ),
+                lambda host, port, timeout: KafkaClient(host, port, client_id=client_id, timeout=timeout, sasl=sasl),
                 timeout_ms=self.config.request_timeout_ms,
                 metrics=self.metrics,
                 max_in_flight=self.config.forwarding_max_in_flight,
+                open_async=None
+                if tls is None
+                else lambda host, port: open_channel(host, port, client_id=client_id, tls=tls, sasl=sasl),
             )
             self.forwarder.start()
         self.metrics.forwarding_enabled.labels(str(self.config.broker_id)).set(1 if self.forwarding_enabled else 0)
@@ -293,7 +298,8 @@ class Node:
         self.wire = WireRuntime(
             handlers, self.supported, max_frame=DEFAULT_MAX_FRAME, raw_handlers=apis.raw_handlers(),
             dispatch=dispatcher, on_open=self.metrics.connection_opened, on_close=self.metrics.connection_closed,
-            on_auth_failure=self.metrics.sasl_failed,
+            on_auth_failure=self.metrics.sasl_failed, tls=self.config.tls_listeners,
+            on_tls_failure=self.metrics.tls_failed,
         )  # fmt: skip
         bound = {e.listener: e for e in self.wire.start(self.config.listeners)}
         self.endpoints = tuple(
@@ -368,6 +374,7 @@ class Node:
             cache=self.cache,
             listener=self.config.inter_broker_listener_name,
             sasl=self.config.inter_broker_sasl,
+            tls=self.inter_tls,
             max_retries=self.config.controlled_shutdown_max_retries,
             retry_backoff_ms=self.config.controlled_shutdown_retry_backoff_ms,
             local=self.controller.controlled_shutdown if self.controller is not None else None,

@@ -10,6 +10,7 @@ v3 request over the inter-broker listener.
 from __future__ import annotations
 
 import logging
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -45,6 +46,8 @@ class ControlledShutdown:
     #: ``/controller`` left by this broker's previous process (killed, its session not yet expired), or one this
     #: node just resigned. Asking itself then only queues behind its own controller thread to hear NOT_CONTROLLER.
     local_active: Callable[[], bool] | None = None
+    #: The inter-broker listener's TLS client context when it is SSL or SASL_SSL.
+    tls: ssl.SSLContext | None = None
 
     def run(self) -> list[str]:
         """Ask until the controller says nothing is left, at most ``max_retries + 1`` times, waiting the
@@ -89,7 +92,7 @@ class ControlledShutdown:
     def _request(self, host: str, port: int) -> tuple[int, list[TopicPartition]]:
         client_id = f"broker-{self.broker_id}"
         broker_id, epoch = self.broker_id, self.broker_epoch()
-        client = KafkaClient(host, port, client_id=client_id, sasl=self.sasl)
+        client = KafkaClient(host, port, client_id=client_id, sasl=self.sasl, tls=self.tls)
         try:
             reply = client.raw_request(lambda c: codec.encode_request(c, client_id, broker_id, epoch))
         finally:

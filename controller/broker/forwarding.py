@@ -47,7 +47,7 @@ import logging
 import socket
 import struct
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -57,7 +57,7 @@ from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_result, s
 from controller.logtags import UNEXPECTED
 from controller.security.principal import KafkaPrincipal
 from controller.wire import envelope
-from controller.wire.client import ClientError, KafkaClient, SaslFailure
+from controller.wire.client import Channel, ClientError, KafkaClient, SaslFailure
 from controller.wire.envelope import Outcome
 from zkmodel import errorcodes as E
 
@@ -65,6 +65,8 @@ log = logging.getLogger(__name__)
 
 #: How long to wait for a new controller before asking the metadata cache again.
 REDISCOVERY_BACKOFF_S = 0.05
+#: What a channel asks first, to learn whether the controller takes our Envelope version.
+VERSIONS_REQUEST = ApiVersionsRequest(client_software_name="bridgekeeper", client_software_version="1")
 #: A bound on an envelope response's size (socket.request.max.bytes), so a bad peer cannot make us allocate.
 MAX_RESPONSE = 104_857_600
 RECONNECT_BACKOFF_S = 0.05
@@ -157,6 +159,7 @@ class ForwardingManager:
         timeout_ms: int,
         metrics: ForwardingMetrics | None = None,
         max_in_flight: int = 1,
+        open_async: Callable[[str, int], Awaitable[Channel]] | None = None,
     ) -> None:
         if max_in_flight < 1:
             raise ValueError(f"max_in_flight must be at least 1, got {max_in_flight}")
@@ -164,6 +167,8 @@ class ForwardingManager:
         self._snapshot = snapshot
         self.listener = listener
         self._connect = connect
+        #: Set when the inter-broker listener speaks TLS: channels are then opened by asyncio (open_channel).
+        self._open_async = open_async
         self.timeout_s = timeout_ms / 1000
         self.max_in_flight = max_in_flight
         self.metrics: ForwardingMetrics = metrics or NoMetrics()
@@ -363,9 +368,43 @@ class ForwardingManager:
                 return channel
             if self._reconnect_backoff.seconds:
                 await asyncio.sleep(min(max(remaining, 0.0), self._reconnect_backoff.seconds))
+            if self._open_async is not None:
+                return await self._open_channel(target, remaining)
             sock, supports_envelope = await asyncio.to_thread(self._open, target, remaining)
             reader, writer = await asyncio.open_connection(sock=sock)
             return _Channel(target, reader, writer, supports_envelope, self._generation)
+
+    async def _open_channel(self, target: tuple[int, str, int], remaining: float) -> _Channel:
+        """A TLS channel: connected, authenticated and asked ApiVersions by asyncio itself (a TLS socket cannot be
+        handed from the blocking client to the loop). Failures are the blocking path's: OSError or ClientError
+        (retried), SaslFailure (answered)."""
+        assert self._open_async is not None
+        try:
+            opened = await asyncio.wait_for(self._open_async(target[1], target[2]), timeout=max(remaining, 0.001))
+        except (TimeoutError, asyncio.IncompleteReadError, ValueError) as exc:
+            raise ClientError(f"controller {target[0]} at {target[1]}:{target[2]}: {exc!r}") from exc
+        try:
+            versions = await asyncio.wait_for(opened.request(18, 3, VERSIONS_REQUEST), timeout=max(remaining, 0.001))
+            supports = self._envelope_support(target, versions)
+        except BaseException as exc:
+            opened.writer.close()
+            if isinstance(exc, TimeoutError | asyncio.IncompleteReadError | ValueError):
+                raise ClientError(f"ApiVersions from controller {target[0]}: {exc!r}") from exc
+            raise
+        return _Channel(target, opened.reader, opened.writer, supports, self._generation)
+
+    @staticmethod
+    def _envelope_support(target: tuple[int, str, int], versions: Any) -> bool | None:
+        """Whether the controller takes our Envelope version: None when it advertises Envelope, but not ours."""
+        if int(versions.error_code) != 0:
+            raise ClientError(f"ApiVersions from controller {target[0]} failed with error {versions.error_code}")
+        spans = [(int(k.min_version), int(k.max_version)) for k in versions.api_keys
+                 if int(k.api_key) == envelope.API_KEY]  # fmt: skip
+        if not spans:
+            return False
+        if any(lo <= envelope.VERSION <= hi for lo, hi in spans):
+            return True
+        return None
 
     def _idle_to(self, target: tuple[int, str, int]) -> _Channel | None:
         """The most recently used idle channel to ``target``; idle channels to anyone else are closed."""
@@ -415,17 +454,7 @@ class ForwardingManager:
         """Connect, authenticate and ask ApiVersions with the blocking client, then hand the socket over."""
         client = self._connect(target[1], target[2], remaining)
         try:
-            versions = client.request(18, 3, ApiVersionsRequest(client_software_name="bridgekeeper",
-                                                                client_software_version="1"))  # fmt: skip
-            if int(versions.error_code) != 0:
-                raise ClientError(f"ApiVersions from controller {target[0]} failed with error {versions.error_code}")
-            spans = [(int(k.min_version), int(k.max_version)) for k in versions.api_keys
-                     if int(k.api_key) == envelope.API_KEY]  # fmt: skip
-            supports: bool | None = None  # None: advertised, but not the version we speak
-            if not spans:
-                supports = False
-            elif any(lo <= envelope.VERSION <= hi for lo, hi in spans):
-                supports = True
+            supports = self._envelope_support(target, client.request(18, 3, VERSIONS_REQUEST))
             sock = client.detach()
         except BaseException:
             client.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import ssl
 import threading
 import time
 import uuid
@@ -118,6 +119,7 @@ class ReplicaManager:
         tick_seconds: float = 0.1,
         throttles: Callable[[set[str]], Throttles] = lambda _topics: NO_THROTTLES,
         sasl: SaslCredentials | None = None,
+        tls: ssl.SSLContext | None = None,
         legacy_isr: Callable[[dict[tuple[str, int], tuple[int, tuple[int, ...], int]]], int] | None = None,
         on_status: Callable[[CatchUpStatus], None] | None = None,
     ) -> None:
@@ -126,6 +128,7 @@ class ReplicaManager:
         #: pre-2.7-IV2 leaders did (controller.store.legacy_isr).
         self.legacy_isr = legacy_isr
         self.sasl = sasl
+        self.tls = tls
         self.throttles = throttles
         self.broker_id = broker_id
         self.cache = cache
@@ -318,7 +321,11 @@ class ReplicaManager:
         if endpoint is None:
             return None
         self._client = KafkaClient(
-            endpoint.host, endpoint.port, client_id=f"broker-{self.broker_id}-alter-partition", sasl=self.sasl
+            endpoint.host,
+            endpoint.port,
+            client_id=f"broker-{self.broker_id}-alter-partition",
+            sasl=self.sasl,
+            tls=self.tls,
         )
         self._client_for = controller
         return self._client

@@ -1,12 +1,19 @@
 """A small blocking Kafka client for broker-to-controller requests (AlterPartition, ControlledShutdown,
-Envelope), authenticating with SASL PLAIN or SCRAM when the inter-broker listener asks for it."""
+Envelope), over TLS when the inter-broker listener is SSL or SASL_SSL, authenticating with SASL PLAIN or SCRAM
+when it asks for it; and :func:`open_channel`, the same connection set-up for asyncio callers (forwarding).
+
+The SASL exchange is written once (:func:`sasl_exchanges`, a generator of requests fed with their answers) and
+driven by either side."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import socket
+import ssl
 import struct
 import threading
+from collections.abc import Generator
 from typing import Any, NoReturn
 
 from kio.index import load_request_schema, load_response_schema
@@ -40,9 +47,17 @@ def _reconnect_helps(exc: BaseException) -> bool:
 
 class KafkaClient:
     def __init__(
-        self, host: str, port: int, *, client_id: str, timeout: float = 10.0, sasl: SaslCredentials | None = None
+        self,
+        host: str,
+        port: int,
+        *,
+        client_id: str,
+        timeout: float = 10.0,
+        sasl: SaslCredentials | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.sasl = sasl
+        self.tls = tls
         self.host = host
         self.port = port
         self.client_id = client_id
@@ -56,7 +71,8 @@ class KafkaClient:
         self._lock = threading.Lock()
 
     def detach(self) -> socket.socket:
-        """Hand the connected (and authenticated) socket to the caller, who now owns it."""
+        """Hand the connected (and authenticated) socket to the caller, who now owns it. Over TLS it is an
+        ``ssl.SSLSocket``, which asyncio cannot adopt: async callers connect with :func:`open_channel` instead."""
         self._ensure_connected()
         sock, self._sock = self._sock, None
         assert sock is not None
@@ -106,7 +122,14 @@ class KafkaClient:
         if self._sock is not None:
             self._sock.settimeout(self.timeout)
             return
-        self._sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
+        sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
+        if self.tls is not None:
+            try:
+                sock = self.tls.wrap_socket(sock, server_hostname=self.host)
+            except BaseException:
+                sock.close()
+                raise
+        self._sock = sock
         if self.sasl is not None:
             try:
                 self._authenticate(self.sasl)
@@ -115,60 +138,24 @@ class KafkaClient:
                 raise
 
     def _authenticate(self, sasl: SaslCredentials) -> None:
-        """SaslHandshake v1 then SaslAuthenticate v2 rounds, as Kafka's SaslClientAuthenticator does."""
-        handshake = self._exchange(17, 1, SaslHandshakeRequest(mechanism=sasl.mechanism))
-        if int(handshake.error_code) != 0:
-            raise SaslFailure(
-                f"{self.host}:{self.port} does not take SASL mechanism {sasl.mechanism} "
-                f"(error {handshake.error_code}; enabled: {', '.join(handshake.mechanisms)})"
-            )
-
-        def step(token: bytes) -> bytes:
-            reply = self._exchange(36, 2, SaslAuthenticateRequest(auth_bytes=token))
-            if int(reply.error_code) != 0:
-                raise SaslFailure(f"{self.host}:{self.port}: {reply.error_message or 'authentication failed'}")
-            return bytes(reply.auth_bytes)
-
-        if sasl.mechanism == "PLAIN":
-            step(b"\0" + sasl.username.encode() + b"\0" + sasl.password.encode())
-            return
-        scram = ScramClient(sasl.mechanism, sasl.username, sasl.password)
-        try:
-            server_first = step(scram.first())
-            server_final = step(scram.final(server_first))
-            scram.verify(server_final)
-        except SaslAuthenticationError as exc:
-            raise SaslFailure(f"{self.host}:{self.port}: {exc}") from None
+        steps = sasl_exchanges(sasl, f"{self.host}:{self.port}")
+        reply = None
+        while True:
+            try:
+                request = steps.send(reply)
+            except StopIteration:
+                return
+            reply = self._exchange(*request)
 
     def _exchange(self, api_key: int, version: int, body: Any) -> Any:
         if api_key not in (17, 36):
             self._ensure_connected()
         assert self._sock is not None
         self._correlation += 1
-        request_cls = load_request_schema(api_key, version)
-        header_cls = request_cls.__header_schema__
-        buf = io.BytesIO()
-        entity_writer(header_cls)(
-            buf,
-            header_cls(
-                request_api_key=i16(api_key),
-                request_api_version=i16(version),
-                correlation_id=i32(self._correlation),
-                client_id=self.client_id,
-            ),
-        )
-        entity_writer(request_cls)(buf, body)
-        payload = buf.getvalue()
+        payload = encode_request(api_key, version, body, self._correlation, self.client_id)
         self._sock.sendall(struct.pack(">i", len(payload)) + payload)
         size = struct.unpack(">i", self._recv(4))[0]
-        data = self._recv(size)
-        response_cls = load_response_schema(api_key, version)
-        header, offset = entity_reader(response_cls.__header_schema__)(data, 0)
-        if header.correlation_id != self._correlation:
-            raise ValueError(f"correlation id {header.correlation_id} != {self._correlation}")
-        check_arrays(response_cls, data, offset)  # FrameError (a ValueError) before kio could abort the process
-        response, _ = entity_reader(response_cls)(data, offset)
-        return response
+        return decode_response(api_key, version, self._recv(size), self._correlation)
 
     def _recv(self, n: int) -> bytes:
         assert self._sock is not None
@@ -180,3 +167,113 @@ class KafkaClient:
             chunks.append(chunk)
             n -= len(chunk)
         return b"".join(chunks)
+
+
+# -- shared by the blocking client and asyncio callers ------------------------------------------------------------
+def encode_request(api_key: int, version: int, body: Any, correlation: int, client_id: str) -> bytes:
+    """A request frame's payload (without its size prefix)."""
+    request_cls = load_request_schema(api_key, version)
+    header_cls = request_cls.__header_schema__
+    buf = io.BytesIO()
+    entity_writer(header_cls)(
+        buf,
+        header_cls(
+            request_api_key=i16(api_key),
+            request_api_version=i16(version),
+            correlation_id=i32(correlation),
+            client_id=client_id,
+        ),
+    )
+    entity_writer(request_cls)(buf, body)
+    return buf.getvalue()
+
+
+def decode_response(api_key: int, version: int, data: bytes, correlation: int) -> Any:
+    """A response payload's body; a correlation id other than ``correlation`` or a bad frame is a ValueError."""
+    response_cls = load_response_schema(api_key, version)
+    header, offset = entity_reader(response_cls.__header_schema__)(data, 0)
+    if header.correlation_id != correlation:
+        raise ValueError(f"correlation id {header.correlation_id} != {correlation}")
+    check_arrays(response_cls, data, offset)  # FrameError (a ValueError) before kio could abort the process
+    response, _ = entity_reader(response_cls)(data, offset)
+    return response
+
+
+def sasl_exchanges(sasl: SaslCredentials, peer: str) -> Generator[tuple[int, int, Any], Any, None]:
+    """SaslHandshake v1 then SaslAuthenticate v2 rounds, as Kafka's SaslClientAuthenticator does: yields each
+    request as ``(api_key, version, body)`` and is sent its decoded answer; raises SaslFailure on refusal."""
+    handshake = yield (17, 1, SaslHandshakeRequest(mechanism=sasl.mechanism))
+    if int(handshake.error_code) != 0:
+        raise SaslFailure(
+            f"{peer} does not take SASL mechanism {sasl.mechanism} "
+            f"(error {handshake.error_code}; enabled: {', '.join(handshake.mechanisms)})"
+        )
+
+    def failed(reply: Any) -> SaslFailure | None:
+        if int(reply.error_code) == 0:
+            return None
+        return SaslFailure(f"{peer}: {reply.error_message or 'authentication failed'}")
+
+    if sasl.mechanism == "PLAIN":
+        reply = yield (
+            36,
+            2,
+            SaslAuthenticateRequest(auth_bytes=b"\0" + sasl.username.encode() + b"\0" + sasl.password.encode()),
+        )
+        if (error := failed(reply)) is not None:
+            raise error
+        return
+    scram = ScramClient(sasl.mechanism, sasl.username, sasl.password)
+    try:
+        reply = yield (36, 2, SaslAuthenticateRequest(auth_bytes=scram.first()))
+        if (error := failed(reply)) is not None:
+            raise error
+        reply = yield (36, 2, SaslAuthenticateRequest(auth_bytes=scram.final(bytes(reply.auth_bytes))))
+        if (error := failed(reply)) is not None:
+            raise error
+        scram.verify(bytes(reply.auth_bytes))
+    except SaslAuthenticationError as exc:
+        raise SaslFailure(f"{peer}: {exc}") from None
+
+
+class Channel:
+    """An asyncio connection to another node, set up like :class:`KafkaClient`'s (TLS, SASL) and owning its
+    correlation ids for the set-up exchanges."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, client_id: str) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.client_id = client_id
+        self.correlation = 0
+
+    async def request(self, api_key: int, version: int, body: Any) -> Any:
+        self.correlation += 1
+        payload = encode_request(api_key, version, body, self.correlation, self.client_id)
+        self.writer.write(struct.pack(">i", len(payload)) + payload)
+        await self.writer.drain()
+        (size,) = struct.unpack(">i", await self.reader.readexactly(4))
+        return decode_response(api_key, version, await self.reader.readexactly(size), self.correlation)
+
+
+async def open_channel(
+    host: str, port: int, *, client_id: str, tls: ssl.SSLContext | None, sasl: SaslCredentials | None
+) -> Channel:
+    """Connect (TLS first when ``tls``), then authenticate with SASL when ``sasl``: KafkaClient's set-up for
+    asyncio. Network failures raise OSError (ssl.SSLError for a refused handshake), refused credentials
+    SaslFailure; the connection is closed on any failure."""
+    reader, writer = await asyncio.open_connection(host, port, ssl=tls, server_hostname=host if tls else None)
+    channel = Channel(reader, writer, client_id)
+    try:
+        if sasl is not None:
+            steps = sasl_exchanges(sasl, f"{host}:{port}")
+            reply = None
+            while True:
+                try:
+                    request = steps.send(reply)
+                except StopIteration:
+                    break
+                reply = await channel.request(*request)
+    except BaseException:
+        writer.close()
+        raise
+    return channel

@@ -10,10 +10,11 @@ import asyncio
 import concurrent.futures
 import contextlib
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 
-from controller.wire.server import Connection, Dispatch, Handler, KafkaServer, RawHandler
+from controller.security.tls import TlsSettings
+from controller.wire.server import Connection, Dispatch, Handler, KafkaServer, RawHandler, TlsFailure
 from zkmodel.brokers import EndPoint
 
 
@@ -29,7 +30,11 @@ class WireRuntime:
         on_open: Callable[[Connection], None] | None = None,
         on_close: Callable[[Connection], None] | None = None,
         on_auth_failure: Callable[[Connection], None] | None = None,
+        tls: Mapping[str, TlsSettings] | None = None,
+        on_tls_failure: TlsFailure | None = None,
     ) -> None:
+        self.tls = dict(tls or {})
+        self.on_tls_failure = on_tls_failure
         self.on_auth_failure = on_auth_failure
         self.dispatch = dispatch
         self.on_open = on_open
@@ -51,7 +56,8 @@ class WireRuntime:
                 endpoint.listener, endpoint.host or "0.0.0.0", endpoint.port, self.handlers, self.supported,
                 max_frame=self.max_frame, raw_handlers=self.raw_handlers,
                 security_protocol=endpoint.security_protocol, dispatch=self.dispatch, on_open=self.on_open,
-                on_close=self.on_close, on_auth_failure=self.on_auth_failure,
+                on_close=self.on_close, on_auth_failure=self.on_auth_failure, tls=self.tls.get(endpoint.listener),
+                on_tls_failure=self.on_tls_failure,
             )  # fmt: skip
             port = self._run(server.start())
             self.servers.append(server)

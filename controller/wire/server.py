@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import ssl
 import struct
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -16,6 +17,8 @@ from typing import Any
 
 from controller.logtags import UNEXPECTED
 from controller.security.principal import ANONYMOUS, KafkaPrincipal
+from controller.security.ssl_principal import NoMatchingRule, certificate_dn
+from controller.security.tls import TlsSettings
 from controller.wire.apikeys import PRE_AUTH
 from controller.wire.codec import (
     API_VERSIONS,
@@ -52,6 +55,8 @@ class Connection:
     close_after_reply: bool = False
     #: Seconds to wait between that answer and the close (connection.failed.authentication.delay.ms).
     close_delay: float = 0.0
+    #: Set by a SaslHandshake v0: the next frames are raw SASL tokens, answered by this (None closes).
+    sasl_raw: Callable[[bytes, Connection], Awaitable[bytes | None]] | None = None
 
 
 Handler = Callable[[Request, Connection], Awaitable[Any]]
@@ -59,6 +64,35 @@ Handler = Callable[[Request, Connection], Awaitable[Any]]
 RawHandler = Callable[[bytes, Connection], Awaitable[bytes | None]]
 #: Routes a parsed request: returns the whole response (header + body) or None to close the connection.
 Dispatch = Callable[[Request, bytes, Connection], Awaitable[bytes | None]]
+#: Told of a refused TLS handshake: (listener, OpenSSL's reason, e.g. CERTIFICATE_VERIFY_FAILED).
+TlsFailure = Callable[[str, str], None]
+#: How long a client may take over its TLS handshake (Kafka has no such bound; asyncio's default is 60 s).
+TLS_HANDSHAKE_TIMEOUT_S = 10.0
+
+
+def counting_context(settings: TlsSettings, listener: str, on_failure: TlsFailure | None) -> ssl.SSLContext:
+    """The listener's server context, its handshakes watched: asyncio finishes a TLS handshake before the
+    connection reaches :meth:`KafkaServer._serve` and drops a failed one silently, so the SSL objects it makes
+    report their own failures (``SSLContext.sslobject_class``) — for the handshake-failure metric and the log."""
+    ctx = settings.server_context()
+    if on_failure is None:
+        return ctx
+    report = on_failure
+
+    class Watched(ssl.SSLObject):
+        def do_handshake(self) -> None:
+            try:
+                super().do_handshake()
+            except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+                raise
+            except ssl.SSLError as exc:
+                reason = exc.reason or type(exc).__name__
+                log.info("TLS handshake refused on listener %s: %s", listener, exc)
+                report(listener, str(reason))
+                raise
+
+    ctx.sslobject_class = Watched
+    return ctx
 
 
 class KafkaServer:
@@ -79,7 +113,12 @@ class KafkaServer:
         on_close: Callable[[Connection], None] | None = None,
         on_open: Callable[[Connection], None] | None = None,
         on_auth_failure: Callable[[Connection], None] | None = None,
+        tls: TlsSettings | None = None,
+        on_tls_failure: TlsFailure | None = None,
     ) -> None:
+        self.tls = tls
+        self.on_tls_failure = on_tls_failure
+        self._ssl = counting_context(tls, listener, on_tls_failure) if tls is not None else None
         self.on_auth_failure = on_auth_failure
         self.on_open = on_open
         self.on_close = on_close
@@ -98,7 +137,13 @@ class KafkaServer:
         self._writers: set[asyncio.StreamWriter] = set()
 
     async def start(self) -> int:
-        self._server = await asyncio.start_server(self._serve, self.host, self.port)
+        self._server = await asyncio.start_server(
+            self._serve,
+            self.host,
+            self.port,
+            ssl=self._ssl,
+            ssl_handshake_timeout=TLS_HANDSHAKE_TIMEOUT_S if self._ssl else None,
+        )
         self.port = int(self._server.sockets[0].getsockname()[1])
         return self.port
 
@@ -115,6 +160,12 @@ class KafkaServer:
         peer = writer.get_extra_info("peername") or ("", 0)
         sasl = self.security_protocol.startswith("SASL_")
         conn = Connection(self.listener, str(peer[0]), int(peer[1]), self.security_protocol, authenticated=not sasl)
+        if self.tls is not None and not sasl:
+            principal = self._ssl_principal(writer, conn)
+            if principal is None:
+                writer.close()
+                return
+            conn.principal = principal
         self.connections += 1
         if self.on_open is not None:
             self.on_open(conn)
@@ -150,7 +201,27 @@ class KafkaServer:
             with contextlib.suppress(ConnectionError, OSError):
                 await writer.wait_closed()
 
+    def _ssl_principal(self, writer: asyncio.StreamWriter, conn: Connection) -> KafkaPrincipal | None:
+        """Kafka's DefaultKafkaPrincipalBuilder on an SSL listener: ``User:`` and the client certificate's DN
+        through ``ssl.principal.mapping.rules``; ANONYMOUS without a certificate; None (refused, as Kafka fails
+        the authentication) when no rule applies."""
+        assert self.tls is not None
+        ssl_object = writer.get_extra_info("ssl_object")
+        der = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
+        if not der:
+            return ANONYMOUS
+        dn = certificate_dn(der)
+        try:
+            return KafkaPrincipal(KafkaPrincipal.USER_TYPE, self.tls.mapper.name(dn))
+        except NoMatchingRule as exc:
+            log.info("closing %s:%d: %s", conn.peer_host, conn.peer_port, exc)
+            if self.on_tls_failure is not None:
+                self.on_tls_failure(self.listener, "NO_MATCHING_PRINCIPAL_RULE")
+            return None
+
     async def _handle(self, frame: bytes, conn: Connection) -> bytes | None:
+        if conn.sasl_raw is not None and not conn.authenticated:
+            return await conn.sasl_raw(frame, conn)  # after SaslHandshake v0: a raw token, not a request
         api_key = int.from_bytes(frame[:2], "big", signed=True) if len(frame) >= 2 else None
         if not conn.authenticated and api_key not in PRE_AUTH:
             # Kafka: "Unexpected Kafka request of type X during SASL handshake" -> the connection is closed.

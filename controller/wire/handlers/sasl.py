@@ -2,8 +2,9 @@
 with Kafka's SaslServerAuthenticator states and errors.
 
 A failed authentication is answered (SASL_AUTHENTICATION_FAILED with Kafka's message) and then the
-connection is closed, as Kafka does. Only handshake v1 is served (tokens inside SaslAuthenticate); the v0
-raw-token exchange predates Kafka 1.0 clients.
+connection is closed, as Kafka does. After a handshake v0 (clients before Kafka 1.0) the tokens come raw, each
+in a size-prefixed frame of its own and answered the same way; a failure there closes the connection without an
+answer, as Kafka's SaslServerAuthenticator does.
 """
 
 from __future__ import annotations
@@ -63,11 +64,48 @@ class SaslApis:
             return build(req.schema.SaslHandshakeResponse, error_code=ErrorCode(E.UNSUPPORTED_SASL_MECHANISM.code),
                          mechanisms=mechanisms)  # fmt: skip
         conn.sasl_mechanism = mechanism
+        if req.api_version == 0:
+            conn.sasl_raw = self.raw_token
         if mechanism == "PLAIN":
             conn.sasl_server = PlainServer(sasl.plain_users)
         else:
             conn.sasl_server = ScramServer(mechanism, lambda user: self.scram_lookup(mechanism, user))
         return build(req.schema.SaslHandshakeResponse, error_code=ErrorCode.none, mechanisms=mechanisms)
+
+    async def _evaluate(self, conn: Connection, token: bytes) -> tuple[str | None, bytes]:
+        """One token through the connection's SASL server: (the user once complete, the reply token). Raises
+        SaslAuthenticationError, counted and logged here."""
+        server = conn.sasl_server
+        try:
+            if isinstance(server, PlainServer):
+                return server.authenticate(token), b""
+            reply = await asyncio.to_thread(server.evaluate, token)
+            return (server.username if server.complete else None), reply
+        except SaslAuthenticationError as exc:
+            log.info("SASL/%s authentication of %s failed: %s", conn.sasl_mechanism, conn.peer_host, exc.message)
+            if self.on_failure is not None:
+                self.on_failure(conn)
+            raise
+
+    def _authenticated(self, conn: Connection, username: str) -> None:
+        conn.authenticated = True
+        conn.principal = KafkaPrincipal("User", username)
+        conn.sasl_server = None
+        conn.sasl_raw = None
+
+    async def raw_token(self, frame: bytes, conn: Connection) -> bytes | None:
+        """A raw token after SaslHandshake v0: the reply token, or None (close) when authentication failed."""
+        if conn.sasl_server is None:
+            return None
+        try:
+            username, reply = await self._evaluate(conn, frame)
+        except SaslAuthenticationError:
+            if self.failure_close_delay_s > 0:
+                await asyncio.sleep(self.failure_close_delay_s)
+            return None
+        if username is not None:
+            self._authenticated(conn, username)
+        return reply
 
     async def authenticate(self, req: Request, conn: Connection) -> Any:
         response_cls = req.schema.SaslAuthenticateResponse
@@ -81,27 +119,15 @@ class SaslApis:
                 conn.close_after_reply = True
             return build(response_cls, error_code=ErrorCode(E.ILLEGAL_SASL_STATE.code), error_message=message,
                          auth_bytes=b"", session_lifetime=ZERO)  # fmt: skip
-        server = conn.sasl_server
-        token = bytes(req.body.auth_bytes)
         try:
-            if isinstance(server, PlainServer):
-                username: str | None = server.authenticate(token)
-                reply = b""
-            else:
-                reply = await asyncio.to_thread(server.evaluate, token)
-                username = server.username if server.complete else None
+            username, reply = await self._evaluate(conn, bytes(req.body.auth_bytes))
         except SaslAuthenticationError as exc:
-            log.info("SASL/%s authentication of %s failed: %s", conn.sasl_mechanism, conn.peer_host, exc.message)
             conn.close_after_reply = True
             conn.close_delay = self.failure_close_delay_s
-            if self.on_failure is not None:
-                self.on_failure(conn)
             return build(response_cls, error_code=ErrorCode(E.SASL_AUTHENTICATION_FAILED.code),
                          error_message=exc.client_message(conn.sasl_mechanism or ""), auth_bytes=b"",
                          session_lifetime=ZERO)  # fmt: skip
         if username is not None:
-            conn.authenticated = True
-            conn.principal = KafkaPrincipal("User", username)
-            conn.sasl_server = None
+            self._authenticated(conn, username)
         return build(response_cls, error_code=ErrorCode.none, error_message=None, auth_bytes=reply,
                      session_lifetime=ZERO)  # fmt: skip

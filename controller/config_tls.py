@@ -1,0 +1,169 @@
+"""Kafka's ``ssl.*`` keys for an SSL or SASL_SSL listener, and for this node as a TLS client, read into checked
+:class:`controller.security.tls.TlsSettings`.
+
+Each key is looked up as Kafka does for a listener: ``listener.name.<listener>.<key>`` first, then ``<key>``.
+Errors name the key actually read, so an operator knows which line of the properties file to fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from controller.security.ssl_principal import InvalidRule, SslPrincipalMapper
+from controller.security.tls import (
+    CLIENT_AUTH,
+    KeyStore,
+    TlsMaterialError,
+    TlsSettings,
+    ciphers,
+    pem_keystore,
+    pem_truststore,
+    pkcs12_keystore,
+    pkcs12_truststore,
+    protocols,
+    read_file,
+)
+
+KEYSTORE_TYPE = "ssl.keystore.type"
+KEYSTORE_LOCATION = "ssl.keystore.location"
+KEYSTORE_PASSWORD = "ssl.keystore.password"
+KEYSTORE_CHAIN = "ssl.keystore.certificate.chain"
+KEYSTORE_KEY = "ssl.keystore.key"
+KEY_PASSWORD = "ssl.key.password"
+TRUSTSTORE_TYPE = "ssl.truststore.type"
+TRUSTSTORE_LOCATION = "ssl.truststore.location"
+TRUSTSTORE_PASSWORD = "ssl.truststore.password"
+TRUSTSTORE_CERTIFICATES = "ssl.truststore.certificates"
+CLIENT_AUTH_KEY = "ssl.client.auth"
+ENABLED_PROTOCOLS = "ssl.enabled.protocols"
+PROTOCOL = "ssl.protocol"
+CIPHER_SUITES = "ssl.cipher.suites"
+ENDPOINT_IDENTIFICATION = "ssl.endpoint.identification.algorithm"
+PRINCIPAL_MAPPING_RULES = "ssl.principal.mapping.rules"
+
+#: Java SSLContext algorithms we can honour (``ssl.protocol``); a version caps the enabled protocols.
+SSL_PROTOCOLS = ("TLS", "TLSv1.2", "TLSv1.3")
+JKS_ADVICE = (
+    "JKS keystores are Java's own format: convert it to PKCS12 (keytool -importkeystore -srckeystore <file> "
+    "-destkeystore <file>.p12 -deststoretype PKCS12) or to PEM, and set {key}=PKCS12 or PEM"
+)
+
+
+class TlsConfigError(ValueError):
+    """A TLS setting Kafka's keys describe wrongly; ``key`` is the full key read (listener-prefixed or not)."""
+
+    def __init__(self, key: str, value: object, message: str) -> None:
+        super().__init__(f"Invalid value {value} for configuration {key}: {message}")
+        self.key = key
+
+
+def _java_split_csv(text: str) -> list[str]:
+    return [p.strip() for p in text.split(",") if p.strip()]
+
+
+class _Lookup:
+    """``listener.name.<l>.<key>`` before ``<key>``; remembers which key answered, for the error."""
+
+    def __init__(self, raw: Mapping[str, str], listener: str | None) -> None:
+        self.raw = raw
+        self.prefix = f"listener.name.{listener.lower()}." if listener else ""
+
+    def key(self, name: str) -> str:
+        prefixed = self.prefix + name
+        return prefixed if self.prefix and prefixed in self.raw else name
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        value = self.raw.get(self.key(name))
+        return default if value is None else value.strip()
+
+
+def _hidden(name: str) -> bool:
+    return "password" in name or name.endswith(".key")
+
+
+def tls_settings(raw: Mapping[str, str], listener: str | None, *, need_keystore: bool) -> TlsSettings:
+    """The TLS settings of ``listener`` (None: this node as a client, from the global keys). ``need_keystore``:
+    a listener must have a certificate to serve; a client only presents one if given."""
+    look = _Lookup(raw, listener)
+    try:
+        return _settings(look, need_keystore)
+    except TlsMaterialError as exc:
+        full = look.key(exc.key)
+        shown = "[hidden]" if _hidden(exc.key) else look.get(exc.key, "null")
+        raise TlsConfigError(full, shown, exc.message) from None
+
+
+def _settings(look: _Lookup, need_keystore: bool) -> TlsSettings:
+    def fail(name: str, message: str) -> TlsMaterialError:
+        return TlsMaterialError(name, message)
+
+    keystore = _keystore(look, need_keystore, fail)
+    truststore = _truststore(look, fail)
+    client_auth = (look.get(CLIENT_AUTH_KEY, "none") or "none").lower()
+    if client_auth not in CLIENT_AUTH:
+        raise fail(CLIENT_AUTH_KEY, f"expected one of {', '.join(CLIENT_AUTH)}")
+    enabled = protocols(_java_split_csv(look.get(ENABLED_PROTOCOLS, "TLSv1.2,TLSv1.3") or ""), key=ENABLED_PROTOCOLS)
+    protocol = look.get(PROTOCOL, "TLSv1.3") or "TLSv1.3"
+    if protocol not in SSL_PROTOCOLS:
+        raise fail(PROTOCOL, f"unsupported SSL protocol (supported: {', '.join(SSL_PROTOCOLS)})")
+    if protocol != "TLS" and protocol not in enabled:
+        enabled = tuple(p for p in enabled if p <= protocol) or enabled
+    suites = ciphers(_java_split_csv(look.get(CIPHER_SUITES, "") or ""), key=CIPHER_SUITES)
+    identification = (look.get(ENDPOINT_IDENTIFICATION, "https") or "").lower()
+    if identification not in ("https", ""):
+        raise fail(ENDPOINT_IDENTIFICATION, "expected https (hostname verification) or empty (none)")
+    try:
+        mapper = SslPrincipalMapper.from_rules(look.get(PRINCIPAL_MAPPING_RULES))
+    except InvalidRule as exc:
+        raise fail(PRINCIPAL_MAPPING_RULES, str(exc)) from None
+    return TlsSettings(keystore, truststore, client_auth, enabled, suites, identification == "https", mapper)
+
+
+def _keystore(look: _Lookup, need: bool, fail: Callable[[str, str], TlsMaterialError]) -> KeyStore | None:
+    kind = (look.get(KEYSTORE_TYPE, "JKS") or "JKS").upper()
+    location = look.get(KEYSTORE_LOCATION)
+    chain, key = look.get(KEYSTORE_CHAIN), look.get(KEYSTORE_KEY)
+    key_password = look.get(KEY_PASSWORD)
+    if chain is not None or key is not None:
+        if kind != "PEM":
+            raise fail(KEYSTORE_TYPE, f"{KEYSTORE_CHAIN} and {KEYSTORE_KEY} need {KEYSTORE_TYPE}=PEM")
+        if location is not None:
+            raise fail(KEYSTORE_LOCATION, f"give either {KEYSTORE_LOCATION} or {KEYSTORE_CHAIN} and {KEYSTORE_KEY}")
+        if chain is None or key is None:
+            missing = KEYSTORE_KEY if key is None else KEYSTORE_CHAIN
+            raise fail(missing, f"an inline PEM keystore needs both {KEYSTORE_CHAIN} and {KEYSTORE_KEY}")
+        return pem_keystore(chain.encode(), key.encode(), key_password, chain_key=KEYSTORE_CHAIN,
+                            key_key=KEYSTORE_KEY, password_key=KEY_PASSWORD)  # fmt: skip
+    if location is None:
+        if need:
+            raise fail(KEYSTORE_LOCATION, "an SSL listener needs a keystore: set it (or the inline PEM keys)")
+        return None
+    if kind == "JKS":
+        raise fail(KEYSTORE_TYPE, JKS_ADVICE.format(key=KEYSTORE_TYPE))
+    data = read_file(KEYSTORE_LOCATION, location)
+    if kind == "PEM":
+        return pem_keystore(data, data, key_password, chain_key=KEYSTORE_LOCATION, key_key=KEYSTORE_LOCATION,
+                            password_key=KEY_PASSWORD)  # fmt: skip
+    if kind == "PKCS12":
+        return pkcs12_keystore(data, look.get(KEYSTORE_PASSWORD), key=KEYSTORE_LOCATION, password_key=KEYSTORE_PASSWORD)
+    raise fail(KEYSTORE_TYPE, "expected PEM or PKCS12")
+
+
+def _truststore(look: _Lookup, fail: Callable[[str, str], TlsMaterialError]) -> str | None:
+    kind = (look.get(TRUSTSTORE_TYPE, "JKS") or "JKS").upper()
+    location, inline = look.get(TRUSTSTORE_LOCATION), look.get(TRUSTSTORE_CERTIFICATES)
+    if inline is not None:
+        if kind != "PEM":
+            raise fail(TRUSTSTORE_TYPE, f"{TRUSTSTORE_CERTIFICATES} needs {TRUSTSTORE_TYPE}=PEM")
+        return pem_truststore(inline.encode(), key=TRUSTSTORE_CERTIFICATES)
+    if location is None:
+        return None
+    if kind == "JKS":
+        raise fail(TRUSTSTORE_TYPE, JKS_ADVICE.format(key=TRUSTSTORE_TYPE))
+    data = read_file(TRUSTSTORE_LOCATION, location)
+    if kind == "PEM":
+        return pem_truststore(data, key=TRUSTSTORE_LOCATION)
+    if kind == "PKCS12":
+        return pkcs12_truststore(data, look.get(TRUSTSTORE_PASSWORD), key=TRUSTSTORE_LOCATION,
+                                 password_key=TRUSTSTORE_PASSWORD)  # fmt: skip
+    raise fail(TRUSTSTORE_TYPE, "expected PEM or PKCS12")
