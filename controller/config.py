@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-from controller.config_tls import TlsConfigError, tls_settings
+from controller.config_tls import TlsConfigError, tls_settings, zookeeper_tls_settings
 from controller.security.plain import JaasConfig, parse_jaas_config
 from controller.security.settings import SUPPORTED_SASL_MECHANISMS, ListenerSasl, SaslCredentials, ZkDigest
 from controller.security.tls import TlsSettings
@@ -756,6 +756,8 @@ class NodeConfig:
     tls_listeners: Mapping[str, TlsSettings] = field(hash=False, default_factory=dict)
     #: What this node connects to other nodes with when the inter-broker listener is SSL or SASL_SSL.
     inter_broker_tls: TlsSettings | None = None
+    #: TLS to ZooKeeper (``zookeeper.ssl.client.enable``), None for plaintext.
+    zookeeper_tls: TlsSettings | None = None
     acl_authorizer: bool = False
     allow_everyone_if_no_acl_found: bool = False
     zookeeper_digest: ZkDigest | None = None
@@ -1082,6 +1084,10 @@ def config_from_properties(raw: Mapping[str, str], *, warnings: tuple[str, ...] 
     forwarding_min_ibp = values.ibp(FORWARDING_MIN_IBP, "3.4-IV0")
     sasl_listeners, inter_sasl = _sasl(values, listeners, protocol_map, inter)
     tls_listeners, inter_tls = _tls(values, listeners, protocol_map, inter)
+    try:
+        zk_tls = zookeeper_tls_settings(values.raw)
+    except TlsConfigError as exc:
+        raise ConfigError(str(exc), exc.key) from None
     authorizer = values.string(AUTHORIZER_CLASS_NAME, "") or ""
     if authorizer and authorizer not in ACL_AUTHORIZERS:
         raise ConfigError.invalid(
@@ -1154,6 +1160,7 @@ def config_from_properties(raw: Mapping[str, str], *, warnings: tuple[str, ...] 
         inter_broker_sasl=inter_sasl,
         tls_listeners=MappingProxyType(tls_listeners),
         inter_broker_tls=inter_tls,
+        zookeeper_tls=zk_tls,
         acl_authorizer=bool(authorizer),
         allow_everyone_if_no_acl_found=values.boolean(ALLOW_EVERYONE_IF_NO_ACL_FOUND, False),
         zookeeper_digest=zk_digest,

@@ -7,6 +7,7 @@ Errors name the key actually read, so an operator knows which line of the proper
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 
 from controller.security.ssl_principal import InvalidRule, SslPrincipalMapper
@@ -62,13 +63,16 @@ def _java_split_csv(text: str) -> list[str]:
 
 
 class _Lookup:
-    """``listener.name.<l>.<key>`` before ``<key>``; remembers which key answered, for the error."""
+    """``listener.name.<l>.<key>`` before ``<key>`` (or ``zookeeper.<key>`` for the ZooKeeper client's keys);
+    remembers which key answered, for the error."""
 
-    def __init__(self, raw: Mapping[str, str], listener: str | None) -> None:
+    def __init__(self, raw: Mapping[str, str], listener: str | None, family: str = "") -> None:
         self.raw = raw
         self.prefix = f"listener.name.{listener.lower()}." if listener else ""
+        self.family = family
 
     def key(self, name: str) -> str:
+        name = self.family + name
         prefixed = self.prefix + name
         return prefixed if self.prefix and prefixed in self.raw else name
 
@@ -97,7 +101,7 @@ def _settings(look: _Lookup, need_keystore: bool) -> TlsSettings:
     def fail(name: str, message: str) -> TlsMaterialError:
         return TlsMaterialError(name, message)
 
-    keystore = _keystore(look, need_keystore, fail)
+    keystore = _zk_keystore(look) if look.family else _keystore(look, need_keystore, fail)
     truststore = _truststore(look, fail)
     client_auth = (look.get(CLIENT_AUTH_KEY, "none") or "none").lower()
     if client_auth not in CLIENT_AUTH:
@@ -139,7 +143,7 @@ def _keystore(look: _Lookup, need: bool, fail: Callable[[str, str], TlsMaterialE
             raise fail(KEYSTORE_LOCATION, "an SSL listener needs a keystore: set it (or the inline PEM keys)")
         return None
     if kind == "JKS":
-        raise fail(KEYSTORE_TYPE, JKS_ADVICE.format(key=KEYSTORE_TYPE))
+        raise fail(KEYSTORE_TYPE, JKS_ADVICE.format(key=look.key(KEYSTORE_TYPE)))
     data = read_file(KEYSTORE_LOCATION, location)
     if kind == "PEM":
         return pem_keystore(data, data, key_password, chain_key=KEYSTORE_LOCATION, key_key=KEYSTORE_LOCATION,
@@ -149,8 +153,39 @@ def _keystore(look: _Lookup, need: bool, fail: Callable[[str, str], TlsMaterialE
     raise fail(KEYSTORE_TYPE, "expected PEM or PKCS12")
 
 
+def _store_type(look: _Lookup, type_key: str, location: str | None) -> str:
+    """The store type: as set, else (ZooKeeper's keys, which have no default) from the file's extension as
+    ZooKeeper's X509Util infers it, else Kafka's default JKS."""
+    given = look.get(type_key)
+    if given:
+        return given.upper()
+    if look.family and location:
+        suffix = location.rsplit(".", 1)[-1].lower()
+        return {"pem": "PEM", "crt": "PEM", "p12": "PKCS12", "pfx": "PKCS12"}.get(suffix, "JKS")
+    return "JKS"
+
+
+def _zk_keystore(look: _Lookup) -> KeyStore | None:
+    """ZooKeeper's client keystore (``zookeeper.ssl.keystore.*``): a file only; a PEM key's password is the
+    keystore password, as ZooKeeper's PEMFileLoader reads it."""
+    location = look.get(KEYSTORE_LOCATION)
+    if location is None:
+        return None
+    kind = _store_type(look, KEYSTORE_TYPE, location)
+    if kind == "JKS":
+        raise TlsMaterialError(KEYSTORE_TYPE, JKS_ADVICE.format(key=look.key(KEYSTORE_TYPE)))
+    data = read_file(KEYSTORE_LOCATION, location)
+    password = look.get(KEYSTORE_PASSWORD)
+    if kind == "PEM":
+        return pem_keystore(data, data, password, chain_key=KEYSTORE_LOCATION, key_key=KEYSTORE_LOCATION,
+                            password_key=KEYSTORE_PASSWORD)  # fmt: skip
+    if kind == "PKCS12":
+        return pkcs12_keystore(data, password, key=KEYSTORE_LOCATION, password_key=KEYSTORE_PASSWORD)
+    raise TlsMaterialError(KEYSTORE_TYPE, "expected PEM or PKCS12")
+
+
 def _truststore(look: _Lookup, fail: Callable[[str, str], TlsMaterialError]) -> str | None:
-    kind = (look.get(TRUSTSTORE_TYPE, "JKS") or "JKS").upper()
+    kind = _store_type(look, TRUSTSTORE_TYPE, look.get(TRUSTSTORE_LOCATION))
     location, inline = look.get(TRUSTSTORE_LOCATION), look.get(TRUSTSTORE_CERTIFICATES)
     if inline is not None:
         if kind != "PEM":
@@ -159,7 +194,7 @@ def _truststore(look: _Lookup, fail: Callable[[str, str], TlsMaterialError]) -> 
     if location is None:
         return None
     if kind == "JKS":
-        raise fail(TRUSTSTORE_TYPE, JKS_ADVICE.format(key=TRUSTSTORE_TYPE))
+        raise fail(TRUSTSTORE_TYPE, JKS_ADVICE.format(key=look.key(TRUSTSTORE_TYPE)))
     data = read_file(TRUSTSTORE_LOCATION, location)
     if kind == "PEM":
         return pem_truststore(data, key=TRUSTSTORE_LOCATION)
@@ -167,3 +202,36 @@ def _truststore(look: _Lookup, fail: Callable[[str, str], TlsMaterialError]) -> 
         return pkcs12_truststore(data, look.get(TRUSTSTORE_PASSWORD), key=TRUSTSTORE_LOCATION,
                                  password_key=TRUSTSTORE_PASSWORD)  # fmt: skip
     raise fail(TRUSTSTORE_TYPE, "expected PEM or PKCS12")
+
+
+ZK_CLIENT_ENABLE = "zookeeper.ssl.client.enable"
+ZK_ENDPOINT_IDENTIFICATION_ENABLE = "zookeeper.ssl.endpoint.identification.enable"
+ZK_UNSUPPORTED = ("zookeeper.ssl.crl.enable", "zookeeper.ssl.ocsp.enable")
+
+
+def zookeeper_tls_settings(raw: Mapping[str, str]) -> TlsSettings | None:
+    """Kafka's ZooKeeper client TLS (KIP-515): None unless ``zookeeper.ssl.client.enable=true``. The keys are
+    the listener keys under ``zookeeper.`` (``zookeeper.ssl.keystore.location``, ...); hostname verification
+    follows ``zookeeper.ssl.endpoint.identification.algorithm`` (HTTPS, the default, or empty), and the boolean
+    ``zookeeper.ssl.endpoint.identification.enable`` is taken too. Revocation checks are not offered."""
+    enable = (raw.get(ZK_CLIENT_ENABLE) or "false").strip().lower()
+    if enable not in ("true", "false"):
+        raise TlsConfigError(ZK_CLIENT_ENABLE, enable, "Expected value to be either true or false")
+    if enable != "true":
+        return None
+    for key in ZK_UNSUPPORTED:
+        if (raw.get(key) or "false").strip().lower() == "true":
+            raise TlsConfigError(key, "true", "certificate revocation checks are not supported by bridgekeeper")
+    look = _Lookup(raw, None, family="zookeeper.")
+    try:
+        settings = _settings(look, need_keystore=False)
+    except TlsMaterialError as exc:
+        full = look.key(exc.key)
+        shown = "[hidden]" if _hidden(exc.key) else look.get(exc.key, "null")
+        raise TlsConfigError(full, shown, exc.message) from None
+    verify = (raw.get(ZK_ENDPOINT_IDENTIFICATION_ENABLE) or "").strip().lower()
+    if verify not in ("", "true", "false"):
+        raise TlsConfigError(ZK_ENDPOINT_IDENTIFICATION_ENABLE, verify, "Expected value to be either true or false")
+    if verify:
+        settings = dataclasses.replace(settings, hostname_verification=verify == "true")
+    return settings

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import tempfile
 import threading
 import time
 
@@ -50,7 +51,7 @@ from controller.wire.server import DEFAULT_MAX_FRAME
 from controller.zk.acls import AclPolicy, kafka_policy
 from controller.zk.errors import KazooException
 from controller.zk.fenced_session import FencedSession
-from controller.zk.session import SessionLost, ZkSession, ZkUnavailable, ensure_chroot
+from controller.zk.session import SessionLost, ZkSession, ZkTls, ZkUnavailable, ensure_chroot
 from controller.zk.types import KazooState
 from zkmodel import ibp
 from zkmodel.brokers import BrokerRegistration, EndPoint
@@ -77,6 +78,14 @@ class Node:
         self.inter_tls = config.inter_broker_tls.client_context() if config.inter_broker_tls is not None else None
 
         acl_policy = _acl_policy(config)
+        #: kazoo reads TLS material from files: the checked material, written once into a private directory that
+        #: lives as long as the node (its key encrypted with a password held only in memory).
+        self._zk_tls_dir: tempfile.TemporaryDirectory[str] | None = None
+        self.zk_tls: ZkTls | None = None
+        if config.zookeeper_tls is not None:
+            self._zk_tls_dir = tempfile.TemporaryDirectory(prefix="bk-zk-tls-")
+            ca, cert, key, password = config.zookeeper_tls.write_client_files(self._zk_tls_dir.name)
+            self.zk_tls = ZkTls(ca, cert, key, password, check_hostname=config.zookeeper_tls.hostname_verification)
 
         def session(name: str, digest: ZkDigest | None, role: str) -> ZkSession:
             s = ZkSession(
@@ -86,6 +95,7 @@ class Node:
                 auth=[digest.auth] if digest else (),
                 name=name,
                 acl_policy=acl_policy,
+                tls=self.zk_tls,
             )
             s.on_write = self.metrics.zk_write
             s.on_fenced = self.metrics.fenced_write
@@ -135,7 +145,9 @@ class Node:
         chroot = self.config.zookeeper_chroot
         if not chroot:
             return
-        ensure_chroot(self.config.zookeeper_hosts, chroot, self.config.zookeeper_connection_timeout_ms / 1000)
+        ensure_chroot(
+            self.config.zookeeper_hosts, chroot, self.config.zookeeper_connection_timeout_ms / 1000, self.zk_tls
+        )
 
     def start(self) -> None:
         timeout = self.config.zookeeper_connection_timeout_ms / 1000
@@ -405,6 +417,8 @@ class Node:
             self.controller_session.close()
         self.session.close()
         self.metrics.close()
+        if self._zk_tls_dir is not None:
+            self._zk_tls_dir.cleanup()
 
     def ready_line(self) -> str:
         metrics = f"http://{self.config.metrics_host}:{self.metrics_port}/metrics" if self.metrics_port else "-"

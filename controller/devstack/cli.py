@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from controller.cliutil import port, positive_int, wait_for_stop_signal
 
@@ -37,6 +38,19 @@ def cmd_zk_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def tls_hint(stack: Any) -> str:
+    """How to point the usual clients at a ``--tls`` stack (the README has the same)."""
+    d, first = stack.tls_dir, stack.ready_line().split()[1].split("=", 1)[1].split(",")[0]
+    return (
+        f"TLS material in {d} (ca.crt; client.crt/client.key for mutual TLS):\n"
+        f"  confluent-kafka: {{'bootstrap.servers': '{first}', 'security.protocol': 'SSL', "
+        f"'ssl.ca.location': '{d}/ca.crt'}}\n"
+        f"  kafka-python:    KafkaAdminClient(bootstrap_servers='{first}', security_protocol='SSL', "
+        f"ssl_cafile='{d}/ca.crt')\n"
+        f"  kcat:            kcat -b {first} -X security.protocol=ssl -X ssl.ca.location={d}/ca.crt -L"
+    )
+
+
 def cmd_up(args: argparse.Namespace) -> int:
     from controller.config import ConfigError, parse_overrides
     from controller.devstack.localzk import ZooKeeperError
@@ -53,6 +67,7 @@ def cmd_up(args: argparse.Namespace) -> int:
             ibp=args.ibp,
             overrides=parse_overrides(args.set),
             zk_servers=args.zk_servers,
+            tls=args.tls,
         )
     except (StackError, ConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -69,6 +84,8 @@ def cmd_up(args: argparse.Namespace) -> int:
         return 1
     try:
         say(stack.ready_line())
+        if stack.tls_dir is not None:
+            say(tls_hint(stack))
         say("press Ctrl-C to stop")
         wait_for_stop_signal()
     finally:
@@ -88,6 +105,10 @@ def register(
     up.add_argument("--ibp", default=None, help="inter.broker.protocol.version for every node (default 3.9-IV0)")
     up.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="node config, repeatable")
     up.add_argument("--zk-servers", type=int, choices=(1, 3), default=1, help="standalone or 3-node ensemble")
+    up.add_argument(
+        "--tls", action="store_true",
+        help="SSL listeners, TLS between nodes and to ZooKeeper, with a throw-away CA in <data-dir>/tls",
+    )  # fmt: skip
     up.set_defaults(func=cmd_up)
 
     run = zk.add_parser("run", help="run a local ZooKeeper (Debian package) in the foreground until Ctrl-C")

@@ -25,6 +25,9 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_attempt
 
 JAVA_DIR = Path("/usr/share/java")
 _LOG_JARS = ("slf4j-log4j12.jar", "log4j-1.2.jar")
+#: Netty modules the jar's manifest leaves out but the Netty connection factory (TLS) needs; Debian's
+#: libnetty-java, a dependency of the zookeeper package, ships them.
+_NETTY_JARS = ("netty-codec.jar", "netty-resolver.jar")
 _LOG4J = """\
 log4j.rootLogger=INFO, FILE
 log4j.appender.FILE=org.apache.log4j.FileAppender
@@ -47,7 +50,7 @@ def classpath() -> str:
     main = JAVA_DIR / "zookeeper.jar"
     if not main.exists():
         raise ZooKeeperError(f"{main} not found: install the Debian package first (apt-get install -y zookeeper)")
-    extra = [str(JAVA_DIR / j) for j in _LOG_JARS if (JAVA_DIR / j).exists()]
+    extra = [str(JAVA_DIR / j) for j in (*_LOG_JARS, *_NETTY_JARS) if (JAVA_DIR / j).exists()]
     return ":".join([str(main), *extra])
 
 
@@ -97,10 +100,22 @@ class Member:
     data_dir: Path
     log_path: Path
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    #: The TLS-only client port (``secureClientPort``) when the ensemble serves TLS, else 0.
+    secure_port: int = 0
 
     @property
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
+
+
+@dataclass(frozen=True)
+class ServerTls:
+    """TLS for ZooKeeper's clients: a PEM keystore (key, then certificate chain) and a PEM truststore, read by
+    ZooKeeper 3.8's PEM loader; ``client_auth`` is ZooKeeper's ``ssl.clientAuth`` (need, want or none)."""
+
+    keystore: Path
+    truststore: Path
+    client_auth: str = "want"
 
 
 class LocalZooKeeper:
@@ -123,6 +138,7 @@ class LocalZooKeeper:
         heap_mb: int = 256,
         java: str = "java",
         system_properties: Mapping[str, str] | None = None,
+        tls: ServerTls | None = None,
     ) -> None:
         if servers < 1:
             raise ValueError("servers must be at least 1")
@@ -140,12 +156,20 @@ class LocalZooKeeper:
         self._owns_dir = base_dir is None
         self.base_dir = Path(tempfile.mkdtemp(prefix="bk-zk-")) if base_dir is None else base_dir
         self._fixed_port = client_port
+        #: With TLS each member also serves a TLS-only ``secureClientPort`` (Netty); the plain client port stays
+        #: for the four-letter words this harness checks readiness with.
+        self.tls = tls
         self.members: list[Member] = []
 
     # -- lifecycle ---------------------------------------------------------------------------
     @property
     def connect_string(self) -> str:
         return ",".join(f"{self.host}:{m.client_port}" for m in self.members)
+
+    @property
+    def secure_connect_string(self) -> str:
+        """The TLS-only client ports (``secureClientPort``); empty without ``tls``."""
+        return ",".join(f"{self.host}:{m.secure_port}" for m in self.members if m.secure_port)
 
     @property
     def min_session_timeout_ms(self) -> int:
@@ -268,6 +292,7 @@ class LocalZooKeeper:
                 election_port=free_port(self.host) if self.servers > 1 else 0,
                 data_dir=self.base_dir / f"zk{i}",
                 log_path=self.base_dir / f"zk{i}" / "zookeeper.log",
+                secure_port=free_port(self.host) if self.tls is not None else 0,
             )
             self.members.append(m)
         for m in self.members:
@@ -295,6 +320,17 @@ class LocalZooKeeper:
         ]
         if self.servers > 1:
             lines += [f"server.{o.myid}={self.host}:{o.peer_port}:{o.election_port}" for o in self.members]
+        if self.tls is not None:
+            lines += [
+                f"secureClientPort={m.secure_port}",
+                f"secureClientPortAddress={self.host}",
+                "serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
+                f"ssl.keyStore.location={self.tls.keystore}",
+                "ssl.keyStore.type=PEM",
+                f"ssl.trustStore.location={self.tls.truststore}",
+                "ssl.trustStore.type=PEM",
+                f"ssl.clientAuth={self.tls.client_auth}",
+            ]
         return "\n".join(lines) + "\n"
 
     def _launch(self, m: Member, cp: str) -> None:

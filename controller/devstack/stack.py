@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from controller.config import ConfigError, dump_properties, load_config, parse_properties
-from controller.devstack.localzk import LocalZooKeeper, _die_with_parent
+from controller.devstack import certs
+from controller.devstack.localzk import LocalZooKeeper, ServerTls, _die_with_parent
 
 CHROOT = "/kafka"
 Progress = Callable[[str], None] | None
@@ -57,6 +58,7 @@ class Stack:
         overrides: Mapping[str, str] | None = None,
         zk_servers: int = 1,
         node_overrides: Mapping[int, Mapping[str, str]] | None = None,
+        tls: bool = False,
     ) -> None:
         if nodes < 1:
             raise StackError("--nodes must be at least 1")
@@ -69,23 +71,57 @@ class Stack:
         #: Settings for one node only (broker id -> key -> value), over ``overrides``: a rehearsal gives one
         #: node a deliberately wrong setting to prove its checks catch it.
         self.node_overrides = {i: dict(o) for i, o in (node_overrides or {}).items()}
+        #: With ``tls`` (``bridgekeeper up --tls``): a throw-away CA and certificates under ``<data dir>/tls``, the
+        #: nodes serving SSL (client certificates requested, not required) and talking to each other and to
+        #: ZooKeeper's TLS-only port over TLS.
+        self.tls_dir: Path | None = None
+        server_tls: ServerTls | None = None
+        if tls:
+            self.tls_dir = self.data_dir / "tls"
+            ca = certs.make_ca()
+            certs.write_pem(self.tls_dir, "node", certs.issue(ca, "CN=bridgekeeper-node"), ca)
+            certs.write_pem(self.tls_dir, "client", certs.issue(ca, "CN=client"), ca)
+            zk = certs.write_pem(self.tls_dir, "zookeeper", certs.issue(ca, "CN=zookeeper"), ca)
+            server_tls = ServerTls(zk.keystore, zk.ca, client_auth="want")
         self.zk = LocalZooKeeper(
-            zk_servers, base_dir=self.data_dir / "zookeeper", client_port=base_port if zk_servers == 1 else None
-        )
+            zk_servers, base_dir=self.data_dir / "zookeeper", client_port=base_port if zk_servers == 1 else None,
+            tls=server_tls,
+        )  # fmt: skip
         self.nodes: list[NodeProcess] = []
 
     @property
     def zookeeper(self) -> str:
-        return self.zk.connect_string + CHROOT
+        """What the nodes connect to: the TLS-only ports with ``tls``."""
+        return (self.zk.secure_connect_string if self.tls_dir is not None else self.zk.connect_string) + CHROOT
+
+    def _tls_config(self) -> dict[str, str]:
+        assert self.tls_dir is not None
+        keystore, ca = str(self.tls_dir / "node.keystore.pem"), str(self.tls_dir / "ca.crt")
+        return {
+            "listener.security.protocol.map": "SSL:SSL",
+            "inter.broker.listener.name": "SSL",
+            "ssl.keystore.type": "PEM",
+            "ssl.keystore.location": keystore,
+            "ssl.truststore.type": "PEM",
+            "ssl.truststore.location": ca,
+            "ssl.client.auth": "requested",
+            "zookeeper.ssl.client.enable": "true",
+            "zookeeper.ssl.keystore.type": "PEM",
+            "zookeeper.ssl.keystore.location": keystore,
+            "zookeeper.ssl.truststore.type": "PEM",
+            "zookeeper.ssl.truststore.location": ca,
+        }
 
     def node_config(self, broker_id: int, port: int, metrics_port: int) -> dict[str, str]:
         raw = {
             "broker.id": str(broker_id),
             "zookeeper.connect": self.zookeeper,
-            "listeners": f"PLAINTEXT://127.0.0.1:{port}",
+            "listeners": f"{'SSL' if self.tls_dir is not None else 'PLAINTEXT'}://127.0.0.1:{port}",
             "bridgekeeper.metrics.host": "127.0.0.1",
             "bridgekeeper.metrics.port": str(metrics_port),
         }
+        if self.tls_dir is not None:
+            raw.update(self._tls_config())
         if self.ibp is not None:
             raw["inter.broker.protocol.version"] = self.ibp
         raw.update(self.overrides)
@@ -115,7 +151,9 @@ class Stack:
             planned.append((i, port, metrics_port))
         say(f"starting ZooKeeper ({self.zk.servers} server{'s' if self.zk.servers > 1 else ''}) ...")
         self.zk.start()
-        say(f"ZooKeeper serving on {self.zk.connect_string}")
+        say(f"ZooKeeper serving on {self.zk.connect_string}" + (
+            f" (TLS-only: {self.zk.secure_connect_string})" if self.tls_dir is not None else ""
+        ))  # fmt: skip
         for i, port, metrics_port in planned:
             node_dir = self.data_dir / f"node-{i}"
             node_dir.mkdir(parents=True, exist_ok=True)
@@ -173,7 +211,8 @@ class Stack:
     def ready_line(self) -> str:
         bootstrap = ",".join(f"127.0.0.1:{n.port}" for n in self.nodes)
         metrics = ",".join(f"http://127.0.0.1:{n.metrics_port}/metrics" for n in self.nodes)
-        return f"READY bootstrap={bootstrap} zookeeper={self.zookeeper} metrics={metrics}"
+        tls = f" tls={self.tls_dir}" if self.tls_dir is not None else ""
+        return f"READY bootstrap={bootstrap} zookeeper={self.zookeeper} metrics={metrics}{tls}"
 
     def stop_node(self, node: NodeProcess, timeout: float = 20.0) -> None:
         p = node.process

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import secrets
 import ssl
 import tempfile
 from collections.abc import Sequence
@@ -104,6 +105,21 @@ class TlsSettings:
             _load_chain(ctx, self.keystore)
         return ctx
 
+    def write_client_files(self, directory: str) -> tuple[str | None, str | None, str | None, str | None]:
+        """For clients that read files (kazoo): (CA bundle, certificate chain, key, key password) written 0600
+        under ``directory``; the key is encrypted with a password made here and kept in memory only."""
+        ca = cert = key = password = None
+        if self.truststore_pem is not None:
+            ca = _private_file(directory, "ca.pem", self.truststore_pem.encode())
+        if self.keystore is not None:
+            password = secrets.token_urlsafe(24)
+            loaded = serialization.load_pem_private_key(self.keystore.key_pem, None)
+            encrypted = loaded.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                             serialization.BestAvailableEncryption(password.encode()))  # fmt: skip
+            cert = _private_file(directory, "chain.pem", self.keystore.chain_pem)
+            key = _private_file(directory, "key.pem", encrypted)
+        return ca, cert, key, password
+
     def server_context(self) -> ssl.SSLContext:
         """What a listener serves with: its certificate, and client certificates per ``ssl.client.auth``."""
         ctx = self._base(ssl.PROTOCOL_TLS_SERVER)
@@ -117,6 +133,14 @@ class TlsSettings:
         ctx.check_hostname = self.hostname_verification
         ctx.verify_mode = ssl.CERT_REQUIRED
         return ctx
+
+
+def _private_file(directory: str, name: str, data: bytes) -> str:
+    path = os.path.join(directory, name)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(data)
+    return path
 
 
 def _load_chain(ctx: ssl.SSLContext, store: KeyStore) -> None:

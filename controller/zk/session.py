@@ -11,9 +11,12 @@ Which methods are compare-and-set is in their names: ``create_only`` and ``set_i
 from __future__ import annotations
 
 import logging
+import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
@@ -27,6 +30,7 @@ from kazoo.exceptions import (
     SessionMovedError,
 )
 from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.handlers.utils import create_tcp_connection
 from kazoo.protocol.states import KazooState, ZnodeStat
 from kazoo.retry import KazooRetry
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_delay, wait_exponential
@@ -38,6 +42,24 @@ from controller.zk.ops import Op, build_transaction
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ZkTls:
+    """TLS to ZooKeeper as kazoo takes it (files): the CA bundle to verify servers with (None: the system's),
+    this node's certificate chain and key for servers that want a client certificate, and whether the server's
+    hostname must match its certificate."""
+
+    ca: str | None = None
+    certfile: str | None = None
+    keyfile: str | None = None
+    keyfile_password: str | None = field(default=None, repr=False)
+    check_hostname: bool = True
+
+    def kazoo_options(self) -> dict[str, Any]:
+        return {"use_ssl": True, "verify_certs": True, "ca": self.ca, "certfile": self.certfile,
+                "keyfile": self.keyfile, "keyfile_password": self.keyfile_password,
+                "check_hostname": self.check_hostname}  # fmt: skip
 
 
 class ZkUnavailable(RuntimeError):
@@ -84,6 +106,7 @@ class ZkSession:
         name: str = "zk",
         read_only: bool = False,
         acl_policy: AclPolicy | None = None,
+        tls: ZkTls | None = None,
     ) -> None:
         if retry_deadline_ms is None:
             retry_deadline_ms = session_timeout_ms // 3
@@ -104,7 +127,9 @@ class ZkSession:
             # kazoo's default backoff grows to an hour; a node must be back within its session timeout.
             connection_retry=KazooRetry(max_tries=-1, delay=0.1, max_delay=0.5),
             command_retry=KazooRetry(max_tries=0, ignore_expire=False),
+            **(tls.kazoo_options() if tls is not None else {}),
         )
+        self.tls = tls
         #: The ACL each znode this session creates gets (Kafka's ``zookeeper.set.acl``, or lockdown's rules).
         self.acl_policy: AclPolicy = acl_policy or kafka_policy(False)
         self.client.bk_acl_for = self.acl_for
@@ -124,7 +149,28 @@ class ZkSession:
             self.client.start(timeout=timeout)
         except KazooTimeoutError:
             self.client.stop()
-            raise ZkUnavailable(f"could not connect to ZooKeeper at {self.hosts} within {timeout:.0f}s") from None
+            why = self._tls_refusal() if self.tls is not None else None
+            raise ZkUnavailable(
+                f"could not connect to ZooKeeper at {self.hosts} within {timeout:.0f}s"
+                + (f": the TLS handshake failed ({why})" if why else "")
+            ) from None
+
+    def _tls_refusal(self) -> str | None:
+        """Why a TLS connection to the first server fails, if the handshake is what fails (an untrusted CA, a
+        hostname mismatch, a plaintext port): kazoo only retries and times out, the operator needs the reason."""
+        assert self.tls is not None
+        host, _, port = self.hosts.split(",")[0].rpartition(":")
+        opts = self.tls.kazoo_options()
+        del opts["use_ssl"]
+        try:
+            sock = create_tcp_connection(socket, (host.strip("[]"), int(port)), hostname=host.strip("[]"),
+                                         timeout=5.0, use_ssl=True, **opts)  # fmt: skip
+        except ssl.SSLError as exc:
+            return str(exc)
+        except OSError:
+            return None
+        sock.close()
+        return None
 
     def close(self) -> None:
         try:
@@ -448,14 +494,13 @@ class ZkSession:
         return stat
 
 
-def ensure_chroot(hosts: str, chroot: str, timeout: float) -> None:
+def ensure_chroot(hosts: str, chroot: str, timeout: float, tls: ZkTls | None = None) -> None:
     """Create a missing chroot path, as Kafka does at start (KafkaServer.createChrootIfNecessary): through a
-    short-lived session *without* the chroot, since a chrooted client cannot create its own root."""
-    root = KazooClient(hosts=hosts, timeout=timeout)
+    short-lived session *without* the chroot, since a chrooted client cannot create its own root. Failing to
+    connect is ZkUnavailable, with the TLS handshake's reason when that is what failed."""
+    root = ZkSession(hosts, session_timeout_ms=max(int(timeout * 1000), 1000), tls=tls, name="chroot")
     root.start(timeout=timeout)
     try:
-        root.ensure_path(chroot)
+        root.client.ensure_path(chroot)
     finally:
-        root.stop()
-        root.close()
         root.close()

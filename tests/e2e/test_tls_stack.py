@@ -1,0 +1,111 @@
+"""``bridgekeeper up --tls``'s stack (issue 16): nodes that serve SSL, forward over SSL and reach ZooKeeper only
+through its TLS-only port; and a node given ZooKeeper TLS material that cannot work (a CA that did not sign the
+server, a hostname the server's certificate does not name) stops at once with the handshake's reason."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+from kazoo.client import KazooClient
+
+from controller.config import dump_properties, parse_properties
+from controller.devstack import certs
+from controller.devstack.localzk import LocalZooKeeper, ServerTls
+from controller.devstack.stack import Stack
+from tests.integration.cluster import wait_for
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def tls_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    stack = Stack(nodes=2, data_dir=tmp_path_factory.mktemp("up-tls"), tls=True)
+    stack.start()
+    try:
+        yield stack
+    finally:
+        stack.stop()
+
+
+def tls_zk(stack: Stack) -> KazooClient:
+    assert stack.tls_dir is not None
+    d = stack.tls_dir
+    return KazooClient(hosts=stack.zookeeper, use_ssl=True, ca=str(d / "ca.crt"), certfile=str(d / "client.crt"),
+                       keyfile=str(d / "client.key"), verify_certs=True, check_hostname=True)  # fmt: skip
+
+
+def test_the_tls_stack_serves_ssl_clients_on_a_tls_only_zookeeper(tls_stack: Stack) -> None:
+    assert tls_stack.tls_dir is not None
+    secure = tls_stack.zk.secure_connect_string
+    assert secure and secure != tls_stack.zk.connect_string
+    for node in tls_stack.nodes:
+        config = parse_properties(node.config_path.read_text(), str(node.config_path))
+        assert config["zookeeper.connect"] == secure + "/kafka"  # the TLS-only port, nothing else
+        assert config["listeners"].startswith("SSL://")
+    zk = tls_zk(tls_stack)
+    zk.start(timeout=20)
+    try:
+        # the same readiness the plaintext stack fixture waits for, read over TLS: a controller, both brokers
+        wait_for(lambda: zk.exists("/controller") is not None, 60, "a controller")
+        wait_for(lambda: len(zk.get_children("/brokers/ids")) == 2, 30, "both brokers registered")
+        bootstrap = ",".join(f"127.0.0.1:{n.port}" for n in tls_stack.nodes)
+        admin = AdminClient({"bootstrap.servers": bootstrap, "security.protocol": "SSL",
+                             "ssl.ca.location": str(tls_stack.tls_dir / "ca.crt")})  # fmt: skip
+        future = admin.create_topics([NewTopic("up-tls-t", 2, 2)], operation_timeout=30)["up-tls-t"]
+        try:
+            future.result(60)
+        except Exception as exc:
+            logs = "\n".join(n.log_path.read_text()[-3000:] for n in tls_stack.nodes)
+            raise AssertionError(f"CreateTopics over SSL failed: {exc!r}\n{logs}") from exc
+        assert zk.exists("/brokers/topics/up-tls-t") is not None
+    finally:
+        zk.stop()
+
+
+def run_node(tmp: Path, settings: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    path = tmp / "server.properties"
+    path.write_text(dump_properties(settings, comment="a node whose ZooKeeper TLS cannot work"))
+    return subprocess.run([sys.executable, "-m", "controller.cli", "node", "--config", str(path)],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+
+
+def test_zookeeper_tls_failures_stop_the_node_with_the_reason(tls_stack: Stack, tmp_path: Path) -> None:
+    assert tls_stack.tls_dir is not None
+    stranger = certs.make_ca("CN=another CA")
+    other = certs.write_pem(tmp_path / "other", "node", certs.issue(stranger, "CN=node"), stranger)
+    base = {"broker.id": "9", "zookeeper.connect": tls_stack.zookeeper, "listeners": "PLAINTEXT://127.0.0.1:0",
+            "zookeeper.connection.timeout.ms": "4000", "zookeeper.ssl.client.enable": "true",
+            "zookeeper.ssl.truststore.location": str(other.ca), "zookeeper.ssl.truststore.type": "PEM",
+            "bridgekeeper.metrics.port": "-1"}  # fmt: skip
+    done = run_node(tmp_path, base)
+    assert done.returncode == 1, done.stderr
+    assert "the TLS handshake failed" in done.stderr and "certificate verify failed" in done.stderr, done.stderr
+
+    # a server certificate that does not name the host: refused with hostname verification, fine without
+    ca = certs.make_ca()
+    zk_files = certs.write_pem(tmp_path / "zk", "zk", certs.issue(ca, "CN=zk", hosts=("zk.invalid",)), ca)
+    with LocalZooKeeper(1, base_dir=tmp_path / "zkdata", tls=ServerTls(zk_files.keystore, zk_files.ca)) as zk:
+        zk.start()
+        settings = {**base, "zookeeper.connect": zk.secure_connect_string + "/kafka",
+                    "zookeeper.ssl.truststore.location": str(zk_files.ca)}  # fmt: skip
+        done = run_node(tmp_path, settings)
+        assert done.returncode == 1 and "mismatch" in done.stderr, done.stderr
+        settings["zookeeper.ssl.endpoint.identification.algorithm"] = ""
+        path = tmp_path / "server.properties"
+        path.write_text(dump_properties(settings, comment="hostname verification off"))
+        node = subprocess.Popen([sys.executable, "-m", "controller.cli", "node", "--config", str(path)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        try:
+            assert node.stdout is not None
+            line = node.stdout.readline()
+            assert line.startswith("NODE-READY broker=9"), node.stderr.read() if node.stderr else ""
+        finally:
+            node.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                node.wait(30)
