@@ -508,6 +508,22 @@ def test_bad_credentials_on_the_wire(cluster: Cluster) -> None:
     assert cluster.sasl_failures(node) == before + 1
 
 
+def test_handshake_v0_then_raw_tokens(cluster: Cluster) -> None:
+    """SaslHandshake v0 as pre-1.0 clients use it (and as librdkafka before 2.1, Debian's kcat, needs advertised):
+    the tokens then travel raw, one size-prefixed frame each; a bad one closes the connection unanswered."""
+    node = cluster.controller
+    before = cluster.sasl_failures(node)
+    with RawConn(cluster.ports[node]["EXTERNAL"]) as conn:
+        assert conn.call(17, 0, req(17, 0, mechanism="PLAIN")).error_code == ErrorCode.none
+        assert conn.exchange(b"\0alice\0" + USERS["alice"].encode()) == b""  # PLAIN's empty server token
+        versions = conn.call(18, 3, req(18, 3, client_software_name="t", client_software_version="1"))
+        assert versions.error_code == ErrorCode.none  # authenticated: requests are served
+    with RawConn(cluster.ports[node]["EXTERNAL"]) as conn:
+        assert conn.call(17, 0, req(17, 0, mechanism="PLAIN")).error_code == ErrorCode.none
+        assert conn.exchange(b"\0alice\0wrong") is None
+    assert cluster.sasl_failures(node) == before + 1
+
+
 def test_unknown_mechanism_is_refused(cluster: Cluster) -> None:
     node = cluster.controller
     with RawConn(cluster.ports[node]["EXTERNAL"]) as conn:

@@ -297,3 +297,33 @@ def test_forwarding_over_the_ssl_inter_broker_listener(tls: TlsStack) -> None:
         admin.close()
     assert b'"leader.replication.throttled.rate":"4321"' in tls.zk.get(f"/config/brokers/{broker.broker_id}")[0]
     assert metric_sum(tls.url(broker.broker_id), FORWARDED) == before + 1
+
+
+def test_the_envelope_carries_the_certificates_principal(tls: TlsStack) -> None:
+    """Alice's mTLS principal reaches the controller inside the Envelope: a broker config change she sends to a
+    non-controller broker is refused until User:alice (and only she) may ALTER_CONFIGS the cluster."""
+    cid = controller_id(tls.zk)
+    broker = next(n for n in tls.stack.nodes if n.broker_id != cid)
+
+    def alter(value: str) -> str:
+        admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{tls.port(broker.broker_id, 'CLIENTS')}",
+                                 security_protocol="SSL", ssl_cafile=str(tls.ca), ssl_certfile=str(tls.alice.cert),
+                                 ssl_keyfile=str(tls.alice.key), request_timeout_ms=30000)  # fmt: skip
+        try:
+            resource = KpConfigResource(KpConfigResourceType.BROKER, str(broker.broker_id),
+                                        configs={"follower.replication.throttled.rate": value})  # fmt: skip
+            result: Any = admin.alter_configs([resource], raise_on_unknown=False)
+            return str(result["broker"][str(broker.broker_id)])
+        finally:
+            admin.close()
+
+    refused = alter("111")
+    assert "ClusterAuthorizationFailed" in refused, refused
+    admin = ck_sasl_ssl(tls.bootstrap("SASLSSL"), "admin", "admin-secret", tls.ca)
+    binding = AclBinding(ResourceType.BROKER, "kafka-cluster", ResourcePatternType.LITERAL, "User:alice", "*",
+                         AclOperation.ALTER_CONFIGS, AclPermissionType.ALLOW)  # fmt: skip
+    admin.create_acls([binding], request_timeout=30)[binding].result(60)
+    before = metric_sum(tls.url(broker.broker_id), FORWARDED)
+    wait_for(lambda: alter("222") == "OK", 30, "alice's forwarded change once her ACL is seen")
+    assert b'"follower.replication.throttled.rate":"222"' in tls.zk.get(f"/config/brokers/{broker.broker_id}")[0]
+    assert metric_sum(tls.url(broker.broker_id), FORWARDED) >= before + 1

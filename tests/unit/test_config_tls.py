@@ -4,8 +4,11 @@ naming the key (never a failure at the first handshake). Certificates come from 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import socket
 import ssl
+import threading
 from pathlib import Path
 
 import pytest
@@ -130,3 +133,65 @@ def test_sasl_ssl_needs_both_sasl_and_tls_settings(tmp_path: Path, ca: certs.Iss
                                 "ssl.keystore.type": "PEM", "ssl.keystore.location": str(files.keystore)})  # fmt: skip
     assert c.sasl_listeners["SASL_SSL"].mechanisms == ("PLAIN",) and "SASL_SSL" in c.tls_listeners
     assert c.inter_broker_sasl is not None and c.inter_broker_tls is not None
+
+
+def test_zookeeper_tls_keys(tmp_path: Path, ca: certs.Issued) -> None:
+    files = pem(tmp_path, ca, password="zk-pw")
+    assert config_from_properties(BASE).zookeeper_tls is None  # zookeeper.ssl.client.enable defaults to false
+    zk = {"zookeeper.ssl.client.enable": "true", "zookeeper.ssl.keystore.location": str(files.keystore),
+          "zookeeper.ssl.keystore.password": "zk-pw", "zookeeper.ssl.truststore.location": str(files.ca),
+          "listeners": "PLAINTEXT://127.0.0.1:0", "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT",
+          "inter.broker.listener.name": "PLAINTEXT"}  # fmt: skip
+    tls = config_from_properties({**BASE, **zk}).zookeeper_tls  # PEM inferred from the .pem / .crt names
+    assert tls is not None and tls.keystore is not None and tls.hostname_verification
+    off = config_from_properties({**BASE, **zk, "zookeeper.ssl.endpoint.identification.algorithm": ""})
+    assert off.zookeeper_tls is not None and not off.zookeeper_tls.hostname_verification
+    with pytest.raises(ConfigError) as caught:
+        config_from_properties({**BASE, **zk, "zookeeper.ssl.keystore.password": "nope"})
+    assert caught.value.key == "zookeeper.ssl.keystore.password" and "wrong password" in str(caught.value)
+    with pytest.raises(ConfigError) as caught:
+        config_from_properties({**BASE, **zk, "zookeeper.ssl.ocsp.enable": "true"})
+    assert caught.value.key == "zookeeper.ssl.ocsp.enable"
+    with pytest.raises(ConfigError) as caught:
+        config_from_properties({**BASE, **zk, "zookeeper.ssl.truststore.location": str(tmp_path / "x.jks")})
+    assert caught.value.key == "zookeeper.ssl.truststore.type" and "keytool" in str(caught.value)
+
+
+def _serve_once(context: ssl.SSLContext) -> tuple[int, threading.Thread]:
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def serve() -> None:
+        with server:
+            conn, _ = server.accept()
+            with contextlib.suppress(OSError), context.wrap_socket(conn, server_side=True) as tls:
+                tls.recv(1)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return port, thread
+
+
+@pytest.mark.parametrize("identification", ["https", ""])
+def test_inter_broker_hostname_verification(tmp_path: Path, ca: certs.Issued, identification: str) -> None:
+    """The client side of inter-broker connections checks the peer's name when ssl.endpoint.identification.algorithm
+    is https (Kafka's default): a certificate for another host is refused, accepted with it empty."""
+    server_files = certs.write_pem(tmp_path / "s", "peer", certs.issue(ca, "CN=peer", hosts=("peer.invalid",)), ca)
+    me = pem(tmp_path, ca)
+    c = load({"ssl.keystore.type": "PEM", "ssl.keystore.location": str(me.keystore), "ssl.truststore.type": "PEM",
+              "ssl.truststore.location": str(me.ca),
+              "ssl.endpoint.identification.algorithm": identification})  # fmt: skip
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(str(server_files.keystore))
+    port, thread = _serve_once(server)
+    assert c.inter_broker_tls is not None
+    client = c.inter_broker_tls.client_context()
+    raw = socket.create_connection(("127.0.0.1", port), 5)
+    if identification:
+        with pytest.raises(ssl.SSLCertVerificationError, match="mismatch"):
+            client.wrap_socket(raw, server_hostname="127.0.0.1")
+        raw.close()
+    else:
+        with client.wrap_socket(raw, server_hostname="127.0.0.1") as s:
+            s.sendall(b"x")
+    thread.join(5)
