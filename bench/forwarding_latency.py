@@ -14,18 +14,11 @@ import argparse
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from kazoo.client import KazooClient
-from kio.schema.incremental_alter_configs.v1.request import (
-    AlterableConfig,
-    AlterConfigsResource,
-    IncrementalAlterConfigsRequest,
-)
-from kio.static.primitive import i8
 
-from bench.stackbench import controller_and_broker, create_topics, percentile
+from bench.stackbench import controller_and_broker, create_topics, percentile, timed_alter
 from controller.devstack.stack import Stack
 from controller.wire.client import KafkaClient
 from tests.stackutil import metric_sum, metrics_url
@@ -37,23 +30,7 @@ VALIDATE_ONLY = False
 
 
 def alter(client: KafkaClient, value: int) -> float:
-    body = IncrementalAlterConfigsRequest(
-        resources=(
-            AlterConfigsResource(
-                resource_type=i8(2),
-                resource_name=TOPIC,
-                configs=(AlterableConfig(name="retention.ms", config_operation=i8(0), value=str(value)),),
-            ),
-        ),
-        validate_only=VALIDATE_ONLY,
-    )
-    started = time.perf_counter()
-    response = client.request(44, 1, body)
-    elapsed = time.perf_counter() - started
-    errors = [int(r.error_code) for r in response.responses]
-    if errors != [0]:
-        raise SystemExit(f"IncrementalAlterConfigs failed with {errors}")
-    return elapsed
+    return timed_alter(client, TOPIC, value, validate_only=VALIDATE_ONLY)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,14 +20,8 @@ import time
 from pathlib import Path
 
 from kio.schema.api_versions.v3.request import ApiVersionsRequest
-from kio.schema.incremental_alter_configs.v1.request import (
-    AlterableConfig,
-    AlterConfigsResource,
-    IncrementalAlterConfigsRequest,
-)
-from kio.static.primitive import i8
 
-from bench.stackbench import create_topics, percentile
+from bench.stackbench import create_topics, percentile, timed_alter
 from controller.devstack import certs
 from controller.devstack.stack import Stack
 from controller.security.tls import TlsSettings, pem_truststore
@@ -39,23 +33,7 @@ VERSIONS = ApiVersionsRequest(client_software_name="bench", client_software_vers
 
 
 def alter(client: KafkaClient, value: int) -> float:
-    body = IncrementalAlterConfigsRequest(
-        resources=(
-            AlterConfigsResource(
-                resource_type=i8(2),
-                resource_name=TOPIC,
-                configs=(AlterableConfig(name="retention.ms", config_operation=i8(0), value=str(value)),),
-            ),
-        ),
-        validate_only=False,
-    )
-    started = time.perf_counter()
-    response = client.request(44, 1, body)
-    elapsed = time.perf_counter() - started
-    errors = [int(r.error_code) for r in response.responses]
-    if errors != [0]:
-        raise SystemExit(f"IncrementalAlterConfigs failed with {errors}")
-    return elapsed
+    return timed_alter(client, TOPIC, value)
 
 
 def connect_once(port: int, tls: object) -> float:

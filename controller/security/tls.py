@@ -21,6 +21,7 @@ import ssl
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
@@ -226,17 +227,21 @@ def pem_keystore(
     return _keystore(chain, private_key, chain_key, now)
 
 
+def _open_pkcs12(data: bytes, password: str | None, *, key: str, password_key: str, what: str) -> Any:
+    try:
+        return pkcs12.load_key_and_certificates(data, password.encode() if password else None)
+    except ValueError as exc:
+        if "password" in str(exc).lower() or "mac" in str(exc).lower():
+            raise TlsMaterialError(password_key, f"cannot open the PKCS12 {what}: wrong password") from None
+        raise TlsMaterialError(key, f"not a PKCS12 {what}: {exc}") from None
+
+
 def pkcs12_keystore(
     data: bytes, password: str | None, *, key: str, password_key: str, now: dt.datetime | None = None
 ) -> KeyStore:
     """A PKCS12 keystore file (``ssl.keystore.type=PKCS12``) opened with its store password."""
     now = now or dt.datetime.now(dt.UTC)
-    try:
-        private_key, cert, extra = pkcs12.load_key_and_certificates(data, password.encode() if password else None)
-    except ValueError as exc:
-        if "password" in str(exc).lower() or "mac" in str(exc).lower():
-            raise TlsMaterialError(password_key, "cannot open the PKCS12 keystore: wrong password") from None
-        raise TlsMaterialError(key, f"not a PKCS12 keystore: {exc}") from None
+    private_key, cert, extra = _open_pkcs12(data, password, key=key, password_key=password_key, what="keystore")
     if private_key is None or cert is None:
         raise TlsMaterialError(key, "the PKCS12 keystore holds no private key with its certificate")
     return _keystore([cert, *extra], private_key, key, now)
@@ -248,12 +253,7 @@ def pem_truststore(pem: bytes, *, key: str) -> str:
 
 
 def pkcs12_truststore(data: bytes, password: str | None, *, key: str, password_key: str) -> str:
-    try:
-        _k, cert, extra = pkcs12.load_key_and_certificates(data, password.encode() if password else None)
-    except ValueError as exc:
-        if "password" in str(exc).lower() or "mac" in str(exc).lower():
-            raise TlsMaterialError(password_key, "cannot open the PKCS12 truststore: wrong password") from None
-        raise TlsMaterialError(key, f"not a PKCS12 truststore: {exc}") from None
+    _k, cert, extra = _open_pkcs12(data, password, key=key, password_key=password_key, what="truststore")
     certs = [c for c in [cert, *extra] if c is not None]
     if not certs:
         raise TlsMaterialError(key, "the PKCS12 truststore holds no certificate")
