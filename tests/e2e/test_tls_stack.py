@@ -109,3 +109,19 @@ def test_zookeeper_tls_failures_stop_the_node_with_the_reason(tls_stack: Stack, 
             node.terminate()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 node.wait(30)
+
+
+def test_the_reassign_tool_over_ssl_with_its_command_config(tls_stack: Stack, tmp_path: Path) -> None:
+    """Operators point ``bridgekeeper reassign`` at a TLS cluster as they point Kafka's tool: --command-config."""
+    assert tls_stack.tls_dir is not None
+    config = tmp_path / "client.properties"
+    config.write_text(dump_properties({
+        "security.protocol": "SSL", "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": str(tls_stack.tls_dir / "ca.crt"),
+    }, comment="an SSL client"))  # fmt: skip
+    bootstrap = ",".join(f"127.0.0.1:{n.port}" for n in tls_stack.nodes)
+    done = subprocess.run([sys.executable, "-m", "controller.cli", "reassign", "--bootstrap-server", bootstrap,
+                           "--command-config", str(config), "--list"], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "No partition reassignments found." in done.stdout
