@@ -5,6 +5,7 @@ server, a hostname the server's certificate does not name) stops at once with th
 from __future__ import annotations
 
 import contextlib
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -125,3 +126,19 @@ def test_the_reassign_tool_over_ssl_with_its_command_config(tls_stack: Stack, tm
                           timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "No partition reassignments found." in done.stdout
+
+
+def test_controlled_shutdown_over_the_ssl_inter_broker_listener(tls_stack: Stack) -> None:
+    """Last in this module (it stops a node): a broker's ControlledShutdown reaches the controller over SSL."""
+    zk = tls_zk(tls_stack)
+    zk.start(timeout=20)
+    try:
+        data, _stat = zk.get("/controller")
+        cid = int(json.loads(data)["brokerid"])
+    finally:
+        zk.stop()
+    broker = next(n for n in tls_stack.nodes if n.broker_id != cid)
+    tls_stack.stop_node(broker)
+    log = broker.log_path.read_text(errors="replace")
+    assert f"controlled shutdown of broker {broker.broker_id} succeeded" in log, log[-3000:]
+    assert "controlled shutdown attempt" not in log
