@@ -520,12 +520,19 @@ def load_round(c: Cluster, count: int, label: str) -> tuple[Tally, Figures, Real
     return tally, peak.figures, real
 
 
+#: Descriptors a node opens and closes on its own between two samples: kazoo makes a new epoll object for every
+#: select of its connection thread (kazoo.handlers.utils.selector_select), so a sample taken between two selects
+#: reads one less. A CI run met it: warm-up 43, then 44 in every sample for 30 s. A leak of the burst's
+#: connections would show as ~170 per node.
+TRANSIENT_FDS = 1
+
+
 def settled(c: Cluster, warm: Figures) -> tuple[Figures, bool]:
     """Poll until every node's descriptors are back to the warm-up count and its RSS within the bound."""
     deadline = time.monotonic() + SETTLE_S
     while True:
         now = Figures.read(c)
-        ok = all(now.fds[b] <= warm.fds[b] and now.rss[b] <= warm.rss[b] * RSS_RATIO for b in warm.rss)
+        ok = all(now.fds[b] <= warm.fds[b] + TRANSIENT_FDS and now.rss[b] <= warm.rss[b] * RSS_RATIO for b in warm.rss)
         if ok or time.monotonic() > deadline:
             return now, ok
         time.sleep(0.5)
