@@ -419,13 +419,7 @@ class Child:
             if self.stops_on_eof:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     self.process.wait(10)
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
+        nodescale.terminate(self.process)
 
 
 def start_server(connect_string: str, work: Path) -> tuple[Child, dict[str, Any]]:

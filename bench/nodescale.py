@@ -23,6 +23,7 @@ import urllib.request
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kazoo.client import KazooClient
 
@@ -129,15 +130,20 @@ class Node:
         return self.process.pid
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
+        terminate(self.process)
         if self.process.stdout is not None:
             self.process.stdout.close()
+
+
+def terminate(process: subprocess.Popen[Any]) -> None:
+    """SIGTERM a bench child and wait for it (a node stops gracefully); SIGKILL it if it takes over 30 s."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
 
 
 def register_fake_brokers(client: KazooClient) -> None:

@@ -1008,9 +1008,10 @@ TLS_PROTOCOLS = ("SSL", "SASL_SSL")
 
 def _tls(
     values: _Values, listeners: Sequence[EndPoint], protocol_map: Mapping[str, str], inter: str
-) -> tuple[dict[str, TlsSettings], TlsSettings | None]:
-    """Each SSL / SASL_SSL listener's TLS settings (its keystore required), and this node's as a TLS client of
-    the inter-broker listener (Kafka builds that client from the same listener's keys), all checked now."""
+) -> tuple[dict[str, TlsSettings], TlsSettings | None, TlsSettings | None]:
+    """Each SSL / SASL_SSL listener's TLS settings (its keystore required), this node's as a TLS client of the
+    inter-broker listener (Kafka builds that client from the same listener's keys), and its TLS to ZooKeeper
+    (None unless ``zookeeper.ssl.client.enable``), all checked now."""
     result: dict[str, TlsSettings] = {}
     try:
         for ep in listeners:
@@ -1019,9 +1020,10 @@ def _tls(
         inter_tls = None
         if protocol_map.get(inter, inter) in TLS_PROTOCOLS:
             inter_tls = tls_settings(values.raw, inter, need_keystore=False)
+        zk_tls = zookeeper_tls_settings(values.raw)
     except TlsConfigError as exc:
         raise ConfigError(str(exc), exc.key) from None
-    return result, inter_tls
+    return result, inter_tls, zk_tls
 
 
 def _digest(values: _Values, key: str) -> ZkDigest | None:
@@ -1083,11 +1085,7 @@ def config_from_properties(raw: Mapping[str, str], *, warnings: tuple[str, ...] 
 
     forwarding_min_ibp = values.ibp(FORWARDING_MIN_IBP, "3.4-IV0")
     sasl_listeners, inter_sasl = _sasl(values, listeners, protocol_map, inter)
-    tls_listeners, inter_tls = _tls(values, listeners, protocol_map, inter)
-    try:
-        zk_tls = zookeeper_tls_settings(values.raw)
-    except TlsConfigError as exc:
-        raise ConfigError(str(exc), exc.key) from None
+    tls_listeners, inter_tls, zk_tls = _tls(values, listeners, protocol_map, inter)
     authorizer = values.string(AUTHORIZER_CLASS_NAME, "") or ""
     if authorizer and authorizer not in ACL_AUTHORIZERS:
         raise ConfigError.invalid(

@@ -8,7 +8,7 @@ Errors name the key actually read, so an operator knows which line of the proper
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from controller.security.ssl_principal import InvalidRule, SslPrincipalMapper
 from controller.security.tls import (
@@ -88,69 +88,75 @@ def _hidden(name: str) -> bool:
 def tls_settings(raw: Mapping[str, str], listener: str | None, *, need_keystore: bool) -> TlsSettings:
     """The TLS settings of ``listener`` (None: this node as a client, from the global keys). ``need_keystore``:
     a listener must have a certificate to serve; a client only presents one if given."""
-    look = _Lookup(raw, listener)
+    return _checked(_Lookup(raw, listener), need_keystore)
+
+
+def _checked(look: _Lookup, need_keystore: bool) -> TlsSettings:
+    """:func:`_settings`, a bad value reported under the full key it was read from (secrets hidden)."""
     try:
         return _settings(look, need_keystore)
     except TlsMaterialError as exc:
-        full = look.key(exc.key)
         shown = "[hidden]" if _hidden(exc.key) else look.get(exc.key, "null")
-        raise TlsConfigError(full, shown, exc.message) from None
+        raise TlsConfigError(look.key(exc.key), shown, exc.message) from None
 
 
 def _settings(look: _Lookup, need_keystore: bool) -> TlsSettings:
-    def fail(name: str, message: str) -> TlsMaterialError:
-        return TlsMaterialError(name, message)
-
-    keystore = _zk_keystore(look) if look.family else _keystore(look, need_keystore, fail)
-    truststore = _truststore(look, fail)
+    keystore = _keystore(look, need_keystore)
+    truststore = _truststore(look)
     client_auth = (look.get(CLIENT_AUTH_KEY, "none") or "none").lower()
     if client_auth not in CLIENT_AUTH:
-        raise fail(CLIENT_AUTH_KEY, f"expected one of {', '.join(CLIENT_AUTH)}")
+        raise TlsMaterialError(CLIENT_AUTH_KEY, f"expected one of {', '.join(CLIENT_AUTH)}")
     enabled = protocols(_java_split_csv(look.get(ENABLED_PROTOCOLS, "TLSv1.2,TLSv1.3") or ""), key=ENABLED_PROTOCOLS)
     protocol = look.get(PROTOCOL, "TLSv1.3") or "TLSv1.3"
     if protocol not in SSL_PROTOCOLS:
-        raise fail(PROTOCOL, f"unsupported SSL protocol (supported: {', '.join(SSL_PROTOCOLS)})")
+        raise TlsMaterialError(PROTOCOL, f"unsupported SSL protocol (supported: {', '.join(SSL_PROTOCOLS)})")
     if protocol != "TLS" and protocol not in enabled:
         enabled = tuple(p for p in enabled if p <= protocol) or enabled
     suites = ciphers(_java_split_csv(look.get(CIPHER_SUITES, "") or ""), key=CIPHER_SUITES)
     identification = (look.get(ENDPOINT_IDENTIFICATION, "https") or "").lower()
     if identification not in ("https", ""):
-        raise fail(ENDPOINT_IDENTIFICATION, "expected https (hostname verification) or empty (none)")
+        raise TlsMaterialError(ENDPOINT_IDENTIFICATION, "expected https (hostname verification) or empty (none)")
     try:
         mapper = SslPrincipalMapper.from_rules(look.get(PRINCIPAL_MAPPING_RULES))
     except InvalidRule as exc:
-        raise fail(PRINCIPAL_MAPPING_RULES, str(exc)) from None
+        raise TlsMaterialError(PRINCIPAL_MAPPING_RULES, str(exc)) from None
     return TlsSettings(keystore, truststore, client_auth, enabled, suites, identification == "https", mapper)
 
 
-def _keystore(look: _Lookup, need: bool, fail: Callable[[str, str], TlsMaterialError]) -> KeyStore | None:
-    kind = (look.get(KEYSTORE_TYPE, "JKS") or "JKS").upper()
+def _keystore(look: _Lookup, need: bool) -> KeyStore | None:
+    """The keystore: inline PEM (listeners only, KIP-651) or a PEM / PKCS12 file. A PEM file's key opens with
+    ``ssl.key.password`` on a listener and with the keystore password for ZooKeeper, as its PEMFileLoader does."""
     location = look.get(KEYSTORE_LOCATION)
-    chain, key = look.get(KEYSTORE_CHAIN), look.get(KEYSTORE_KEY)
-    key_password = look.get(KEY_PASSWORD)
+    kind = _store_type(look, KEYSTORE_TYPE, location)
+    chain, key = (None, None) if look.family else (look.get(KEYSTORE_CHAIN), look.get(KEYSTORE_KEY))
     if chain is not None or key is not None:
         if kind != "PEM":
-            raise fail(KEYSTORE_TYPE, f"{KEYSTORE_CHAIN} and {KEYSTORE_KEY} need {KEYSTORE_TYPE}=PEM")
+            raise TlsMaterialError(KEYSTORE_TYPE, f"{KEYSTORE_CHAIN} and {KEYSTORE_KEY} need {KEYSTORE_TYPE}=PEM")
         if location is not None:
-            raise fail(KEYSTORE_LOCATION, f"give either {KEYSTORE_LOCATION} or {KEYSTORE_CHAIN} and {KEYSTORE_KEY}")
+            raise TlsMaterialError(
+                KEYSTORE_LOCATION, f"give either {KEYSTORE_LOCATION} or {KEYSTORE_CHAIN} and {KEYSTORE_KEY}"
+            )
         if chain is None or key is None:
             missing = KEYSTORE_KEY if key is None else KEYSTORE_CHAIN
-            raise fail(missing, f"an inline PEM keystore needs both {KEYSTORE_CHAIN} and {KEYSTORE_KEY}")
-        return pem_keystore(chain.encode(), key.encode(), key_password, chain_key=KEYSTORE_CHAIN,
+            raise TlsMaterialError(missing, f"an inline PEM keystore needs both {KEYSTORE_CHAIN} and {KEYSTORE_KEY}")
+        return pem_keystore(chain.encode(), key.encode(), look.get(KEY_PASSWORD), chain_key=KEYSTORE_CHAIN,
                             key_key=KEYSTORE_KEY, password_key=KEY_PASSWORD)  # fmt: skip
     if location is None:
         if need:
-            raise fail(KEYSTORE_LOCATION, "an SSL listener needs a keystore: set it (or the inline PEM keys)")
+            raise TlsMaterialError(
+                KEYSTORE_LOCATION, "an SSL listener needs a keystore: set it (or the inline PEM keys)"
+            )
         return None
     if kind == "JKS":
-        raise fail(KEYSTORE_TYPE, JKS_ADVICE.format(key=look.key(KEYSTORE_TYPE)))
+        raise TlsMaterialError(KEYSTORE_TYPE, JKS_ADVICE.format(key=look.key(KEYSTORE_TYPE)))
     data = read_file(KEYSTORE_LOCATION, location)
     if kind == "PEM":
-        return pem_keystore(data, data, key_password, chain_key=KEYSTORE_LOCATION, key_key=KEYSTORE_LOCATION,
-                            password_key=KEY_PASSWORD)  # fmt: skip
+        password_key = KEYSTORE_PASSWORD if look.family else KEY_PASSWORD
+        return pem_keystore(data, data, look.get(password_key), chain_key=KEYSTORE_LOCATION,
+                            key_key=KEYSTORE_LOCATION, password_key=password_key)  # fmt: skip
     if kind == "PKCS12":
         return pkcs12_keystore(data, look.get(KEYSTORE_PASSWORD), key=KEYSTORE_LOCATION, password_key=KEYSTORE_PASSWORD)
-    raise fail(KEYSTORE_TYPE, "expected PEM or PKCS12")
+    raise TlsMaterialError(KEYSTORE_TYPE, "expected PEM or PKCS12")
 
 
 def _store_type(look: _Lookup, type_key: str, location: str | None) -> str:
@@ -165,43 +171,24 @@ def _store_type(look: _Lookup, type_key: str, location: str | None) -> str:
     return "JKS"
 
 
-def _zk_keystore(look: _Lookup) -> KeyStore | None:
-    """ZooKeeper's client keystore (``zookeeper.ssl.keystore.*``): a file only; a PEM key's password is the
-    keystore password, as ZooKeeper's PEMFileLoader reads it."""
-    location = look.get(KEYSTORE_LOCATION)
-    if location is None:
-        return None
-    kind = _store_type(look, KEYSTORE_TYPE, location)
-    if kind == "JKS":
-        raise TlsMaterialError(KEYSTORE_TYPE, JKS_ADVICE.format(key=look.key(KEYSTORE_TYPE)))
-    data = read_file(KEYSTORE_LOCATION, location)
-    password = look.get(KEYSTORE_PASSWORD)
-    if kind == "PEM":
-        return pem_keystore(data, data, password, chain_key=KEYSTORE_LOCATION, key_key=KEYSTORE_LOCATION,
-                            password_key=KEYSTORE_PASSWORD)  # fmt: skip
-    if kind == "PKCS12":
-        return pkcs12_keystore(data, password, key=KEYSTORE_LOCATION, password_key=KEYSTORE_PASSWORD)
-    raise TlsMaterialError(KEYSTORE_TYPE, "expected PEM or PKCS12")
-
-
-def _truststore(look: _Lookup, fail: Callable[[str, str], TlsMaterialError]) -> str | None:
-    kind = _store_type(look, TRUSTSTORE_TYPE, look.get(TRUSTSTORE_LOCATION))
+def _truststore(look: _Lookup) -> str | None:
     location, inline = look.get(TRUSTSTORE_LOCATION), look.get(TRUSTSTORE_CERTIFICATES)
+    kind = _store_type(look, TRUSTSTORE_TYPE, location)
     if inline is not None:
         if kind != "PEM":
-            raise fail(TRUSTSTORE_TYPE, f"{TRUSTSTORE_CERTIFICATES} needs {TRUSTSTORE_TYPE}=PEM")
+            raise TlsMaterialError(TRUSTSTORE_TYPE, f"{TRUSTSTORE_CERTIFICATES} needs {TRUSTSTORE_TYPE}=PEM")
         return pem_truststore(inline.encode(), key=TRUSTSTORE_CERTIFICATES)
     if location is None:
         return None
     if kind == "JKS":
-        raise fail(TRUSTSTORE_TYPE, JKS_ADVICE.format(key=look.key(TRUSTSTORE_TYPE)))
+        raise TlsMaterialError(TRUSTSTORE_TYPE, JKS_ADVICE.format(key=look.key(TRUSTSTORE_TYPE)))
     data = read_file(TRUSTSTORE_LOCATION, location)
     if kind == "PEM":
         return pem_truststore(data, key=TRUSTSTORE_LOCATION)
     if kind == "PKCS12":
         return pkcs12_truststore(data, look.get(TRUSTSTORE_PASSWORD), key=TRUSTSTORE_LOCATION,
                                  password_key=TRUSTSTORE_PASSWORD)  # fmt: skip
-    raise fail(TRUSTSTORE_TYPE, "expected PEM or PKCS12")
+    raise TlsMaterialError(TRUSTSTORE_TYPE, "expected PEM or PKCS12")
 
 
 ZK_CLIENT_ENABLE = "zookeeper.ssl.client.enable"
@@ -222,13 +209,7 @@ def zookeeper_tls_settings(raw: Mapping[str, str]) -> TlsSettings | None:
     for key in ZK_UNSUPPORTED:
         if (raw.get(key) or "false").strip().lower() == "true":
             raise TlsConfigError(key, "true", "certificate revocation checks are not supported by bridgekeeper")
-    look = _Lookup(raw, None, family="zookeeper.")
-    try:
-        settings = _settings(look, need_keystore=False)
-    except TlsMaterialError as exc:
-        full = look.key(exc.key)
-        shown = "[hidden]" if _hidden(exc.key) else look.get(exc.key, "null")
-        raise TlsConfigError(full, shown, exc.message) from None
+    settings = _checked(_Lookup(raw, None, family="zookeeper."), need_keystore=False)
     verify = (raw.get(ZK_ENDPOINT_IDENTIFICATION_ENABLE) or "").strip().lower()
     if verify not in ("", "true", "false"):
         raise TlsConfigError(ZK_ENDPOINT_IDENTIFICATION_ENABLE, verify, "Expected value to be either true or false")

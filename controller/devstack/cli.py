@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from controller.cliutil import port, positive_int, wait_for_stop_signal
+
+if TYPE_CHECKING:
+    from controller.devstack.stack import Stack
 
 
 def cmd_zk_run(args: argparse.Namespace) -> int:
@@ -38,9 +41,9 @@ def cmd_zk_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def tls_hint(stack: Any) -> str:
+def tls_hint(stack: Stack) -> str:
     """How to point the usual clients at a ``--tls`` stack (the README has the same)."""
-    d, first = stack.tls_dir, stack.ready_line().split()[1].split("=", 1)[1].split(",")[0]
+    d, first = stack.tls_dir, f"127.0.0.1:{stack.nodes[0].port}"
     return (
         f"TLS material in {d} (ca.crt; client.crt/client.key for mutual TLS):\n"
         f"  confluent-kafka: {{'bootstrap.servers': '{first}', 'security.protocol': 'SSL', "

@@ -66,12 +66,11 @@ def _der_hex(attribute: x509.NameAttribute[str | bytes]) -> str:
     value = attribute.value if isinstance(attribute.value, bytes) else attribute.value.encode()
     tag = attribute._type.value  # the ASN.1 string type's universal tag (UTF8String 12, IA5String 22, ...)
     n = len(value)
-    length = (
-        bytes([n])
-        if n < 0x80
-        else bytes([0x80 | len(n.to_bytes((n.bit_length() + 7) // 8, "big"))])
-        + (n.to_bytes((n.bit_length() + 7) // 8, "big"))
-    )
+    if n < 0x80:
+        length = bytes([n])  # DER's short form
+    else:
+        digits = n.to_bytes((n.bit_length() + 7) // 8, "big")
+        length = bytes([0x80 | len(digits)]) + digits  # long form: the count of length bytes, then the length
     return "#" + (bytes([tag]) + length + value).hex()
 
 

@@ -73,7 +73,6 @@ class KeyStore:
     chain_pem: bytes = field(repr=False)
     key_pem: bytes = field(repr=False)
     subject: str
-    not_after: dt.datetime
 
 
 @dataclass(frozen=True)
@@ -146,11 +145,7 @@ def _private_file(directory: str, name: str, data: bytes) -> str:
 
 def _load_chain(ctx: ssl.SSLContext, store: KeyStore) -> None:
     with tempfile.TemporaryDirectory(prefix="bk-tls-") as tmp:
-        path = os.path.join(tmp, "keystore.pem")
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as out:
-            out.write(store.key_pem + b"\n" + store.chain_pem)
-        ctx.load_cert_chain(path)
+        ctx.load_cert_chain(_private_file(tmp, "keystore.pem", store.key_pem + b"\n" + store.chain_pem))
 
 
 # -- loading and checking --------------------------------------------------------------------------------------------
@@ -201,7 +196,7 @@ def _keystore(chain: list[x509.Certificate], private_key: object, key: str, now:
         )
     _check_validity(key, leaf, now)
     chain_pem = b"".join(c.public_bytes(serialization.Encoding.PEM) for c in chain)
-    return KeyStore(chain_pem, _unencrypted(private_key), leaf.subject.rfc4514_string(), leaf.not_valid_after_utc)
+    return KeyStore(chain_pem, _unencrypted(private_key), leaf.subject.rfc4514_string())
 
 
 def pem_keystore(
