@@ -39,7 +39,7 @@ Per phase the table shows wall time and the CPU seconds of the node, ZooKeeper a
 The machine is shared: load averages are printed at start and end.
 
     .venv/bin/python -m bench.bulk_writes [--topics 10000] [--partitions 10] [--batch 1000] [--rounds 1]
-        [--window 1000] [--warmup 100] [--heap-mb 1024]
+        [--window 1000] [--warmup 100] [--heap-mb 1024] [--profile DIR]
 """
 
 from __future__ import annotations
@@ -314,10 +314,11 @@ class Meter:
     """Runs one phase in a worker thread with a live status line, after the node (while it runs) and ZooKeeper
     went idle; measures its wall time and the CPU each process spent meanwhile."""
 
-    def __init__(self, progress: Progress, node_pid: int, zk_pid: int) -> None:
+    def __init__(self, progress: Progress, node_pid: int, zk_pid: int, profile_dir: Path | None = None) -> None:
         self.progress = progress
         self.node_pid: int | None = node_pid  # None once the node is stopped
         self.zk_pid = zk_pid
+        self.profile_dir = profile_dir  # py-spy of the node during each phase while it runs, one file per phase
 
     def _node_cpu(self) -> float:
         return 0.0 if self.node_pid is None else nodescale.cpu_seconds(self.node_pid)
@@ -325,6 +326,13 @@ class Meter:
     def run(self, label: str, fn: Callable[[], T], status: Callable[[], str]) -> tuple[Sample, T]:
         self.progress.show(f"{label}: waiting for the node and ZooKeeper to go idle ...", force=True)
         nodescale.settle([self.zk_pid] if self.node_pid is None else [self.node_pid, self.zk_pid])
+        profile = None
+        if self.profile_dir is not None and self.node_pid is not None:
+            profile = self.profile_dir / (label.replace("/", "-").replace(":", "").replace(" ", "_") + ".txt")
+        with nodescale.profiled(self.node_pid or 0, profile, gil=True):
+            return self._run(label, fn, status)
+
+    def _run(self, label: str, fn: Callable[[], T], status: Callable[[], str]) -> tuple[Sample, T]:
         node0, zk0, own0 = self._node_cpu(), nodescale.cpu_seconds(self.zk_pid), time.process_time()
         future: Future[T] = Future()
 
@@ -475,7 +483,7 @@ def run_round(
             wait_active(node, ours_zk)
             epoch = int(ours_zk.get(paths.CONTROLLER_EPOCH)[0])
             progress.done(f"{label}: node serving at {node.bootstrap}, controller epoch {epoch}")
-            meter = Meter(progress, node.pid, zk_pid)
+            meter = Meter(progress, node.pid, zk_pid, args.profile)
             # librdkafka's own log (connection refused by the fakes' listeners, which do not exist) is muted:
             # an error that matters fails the topic's future
             quiet = logging.getLogger("bench.bulk_writes.librdkafka")
@@ -635,6 +643,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--window", type=int, default=1000, help="raw multis in flight (1000)")
     parser.add_argument("--warmup", type=int, default=100, help="untimed topics created first on both sides (100)")
     parser.add_argument("--heap-mb", type=int, default=1024, help="ZooKeeper JVM heap")
+    parser.add_argument(
+        "--profile", type=Path, metavar="DIR", help="py-spy of the node (GIL holder only) in each of its phases, in DIR"
+    )
     args = parser.parse_args(argv)
     if min(args.topics, args.partitions, args.batch, args.rounds, args.window) < 1 or args.warmup < 0:
         parser.error("--topics, --partitions, --batch, --rounds and --window must be at least 1")

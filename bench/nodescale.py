@@ -167,14 +167,16 @@ def wait_failover(node: Node, timeout: float = 1800) -> float:
 
 
 @contextlib.contextmanager
-def profiled(pid: int, out: Path | None) -> Iterator[None]:
-    """py-spy (``pip install py-spy``) recording ``pid`` while the block runs, as collapsed stacks in ``out``."""
+def profiled(pid: int, out: Path | None, *, gil: bool = False) -> Iterator[None]:
+    """py-spy (``pip install py-spy``) recording ``pid`` while the block runs, as collapsed stacks in ``out``;
+    ``gil``: only the thread holding the GIL, i.e. where a GIL-bound process's one core of Python goes."""
     if out is None:
         yield
         return
     spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
     recorder = subprocess.Popen([spy, "record", "--pid", str(pid), "--rate", "200", "--format", "raw",
-                                 "--threads", "--output", str(out)], stdout=subprocess.DEVNULL)  # fmt: skip
+                                 "--threads", "--output", str(out), *(["--gil"] if gil else [])],
+                                stdout=subprocess.DEVNULL)  # fmt: skip
     time.sleep(1.0)  # attached before the block starts
     try:
         yield

@@ -11,6 +11,7 @@ ServerLogConfigs.java (broker synonyms and their static defaults), QuotaConfigs.
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -292,20 +293,28 @@ BROKER_CONFIG_DEFS: tuple[ConfigDef, ...] = (
 BROKER_CONFIGS: dict[str, ConfigDef] = {c.name: c for c in BROKER_CONFIG_DEFS}
 
 
+@functools.cache
+def _parsed_defaults() -> dict[str, Any]:
+    """Every definition's default, parsed once: they are constants, and parsing the ~40 of them for each
+    topic was a tenth of the controller's time creating 3,000 topics with no configs."""
+    return {d.name: parse_value(d.name, d.type, d.default) for d in TOPIC_CONFIG_DEFS}
+
+
+def _default_values() -> dict[str, Any]:
+    return dict(_parsed_defaults())
+
+
 def validate_topic_configs(configs: Mapping[str, str], existing: Mapping[str, str] | None = None) -> None:
     """``LogConfig.validate(existing, props, brokerLogConfigs, remoteStorageSystemEnabled=false, fromZK=true)``
     as ZkAdminManager calls it: names first, then every value in definition order, then cross-checks."""
     for name in configs:
         if name not in TOPIC_CONFIGS:
             raise InvalidConfigurationError(f"Unknown topic config name: {name}")
-    values: dict[str, Any] = {}
+    values = _default_values()  # a fresh dict in definition order: the given values are parsed over it
     for definition in TOPIC_CONFIG_DEFS:
         raw = configs.get(definition.name)
-        values[definition.name] = (
-            definition.parse(raw)
-            if raw is not None
-            else parse_value(definition.name, definition.type, definition.default)
-        )
+        if raw is not None:
+            values[definition.name] = definition.parse(raw)
     min_lag, max_lag = values["min.compaction.lag.ms"], values["max.compaction.lag.ms"]
     if min_lag > max_lag:
         raise InvalidConfigurationError(

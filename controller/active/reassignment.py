@@ -69,17 +69,27 @@ class Reassigner:
         """Re-read partition states from ZooKeeper, pipelined (Kafka's isReassignmentComplete reads ZK)."""
         read_states(self.session, self.ctx.partition, tps)
 
-    def bump_epochs(self, tps: Iterable[TopicPartition]) -> None:
-        """A new leader epoch with the same leader and ISR (updateLeaderEpoch)."""
+    def bump_epochs(self, tps: Iterable[TopicPartition], *, unless_complete: bool = False) -> list[TopicPartition]:
+        """A new leader epoch with the same leader and ISR (updateLeaderEpoch). ``unless_complete`` (phase A1):
+        a partition whose state, re-read after a lost race, shows its move complete is not bumped but returned,
+        for phase B."""
         epoch = self.ctx.epoch
+        complete: dict[TopicPartition, None] = {}
+        tps = list(tps)
+        # the partition epochs the caller decided on: only a state re-read since (a lost race) is looked at again
+        decided = {tp: i.partition_epoch for tp in tps if (i := self.ctx.partition(tp)) is not None}
 
-        def bump(_tp: TopicPartition, info: PartitionInfo) -> PartitionState | None:
+        def bump(tp: TopicPartition, info: PartitionInfo) -> PartitionState | None:
             state = info.state
             if state is None or state.leader < 0:
+                return None
+            if unless_complete and info.partition_epoch != decided.get(tp) and self._complete(tp):
+                complete[tp] = None
                 return None
             return PartitionState(state.leader, state.leader_epoch + 1, epoch, state.isr, state.leader_recovery_state)
 
         update_states(self.ctx, self.writer, self.session, tps, bump)
+        return list(complete)
 
     def offline_replicas(self, replicas: Mapping[TopicPartition, Sequence[int]]) -> None:
         """OfflineReplica for each (partition, replica): leave the ISR, give up leadership."""
@@ -140,10 +150,15 @@ class Reassigner:
         self.write_topics(changed_topics)  # U1 before anything else
         self.offline_replicas(unneeded)  # U3: replicas of a superseded move
         moving = [tp for tp, a in moves.items() if a.is_being_reassigned and self.ctx.partition(tp) is not None]
-        self.refresh(moving)
+        # Kafka re-reads every moving partition's state here. The context's state is the truth of ZooKeeper at
+        # its zkVersion (partition_epoch), and the A1 write is conditional on that version: a state someone else
+        # changed meanwhile (a broker's legacy ISR write) fails the write, is re-read and decided again below.
+        # So only the states the context lacks are read; a 100,000-partition request skips 100,000 reads.
+        self.refresh([tp for tp in moving if (i := self.ctx.partition(tp)) is not None and i.state is None])
         complete = [tp for tp in moves if self._complete(tp)]
-        self.bump_epochs([tp for tp in moving if tp not in set(complete)])  # A1
-        self.complete(complete)
+        done = set(complete)
+        late = self.bump_epochs([tp for tp in moving if tp not in done], unless_complete=True)  # A1
+        self.complete([*complete, *late])
 
     def _complete(self, tp: TopicPartition) -> bool:
         info = self.ctx.partition(tp)
@@ -189,28 +204,19 @@ class Reassigner:
             self.on_reassignment(moves)
 
     # -- API and legacy znode --------------------------------------------------------------------------
-    def validate_replicas(self, tp: TopicPartition, replicas: Sequence[int]) -> Result | None:
-        if not replicas:
-            return E.INVALID_REPLICA_ASSIGNMENT, "Empty replica list specified in partition reassignment."
-        shown = f"List({', '.join(map(str, replicas))})"
-        if len(set(replicas)) != len(replicas):
-            return (
-                E.INVALID_REPLICA_ASSIGNMENT,
-                f"Duplicate replica ids in partition reassignment replica list: {shown}",
-            )
-        if any(r < 0 for r in replicas):
-            return E.INVALID_REPLICA_ASSIGNMENT, f"Invalid broker id in replica list: {shown}"
-        info = self.ctx.partition(tp)
-        current = info.assignment if info is not None else ReplicaAssignment(())
-        adding = current.reassign_to(replicas).adding
-        live = sorted(b for b in self.ctx.live_brokers if self.ctx.is_live(b))
-        if not set(adding) <= set(live):
-            return (
-                E.INVALID_REPLICA_ASSIGNMENT,
-                "Replica assignment has brokers that are not alive. Replica list: "
-                f"List({', '.join(map(str, adding))}), live broker list: Set({', '.join(map(str, live))})",
-            )
-        return None
+    def _live(self) -> frozenset[int]:
+        return frozenset(b for b in self.ctx.live_brokers if self.ctx.is_live(b))
+
+    @staticmethod
+    def _dead_adding(move: ReplicaAssignment, live: frozenset[int]) -> Result | None:
+        adding = move.adding
+        if live.issuperset(adding):
+            return None
+        return (
+            E.INVALID_REPLICA_ASSIGNMENT,
+            "Replica assignment has brokers that are not alive. Replica list: "
+            f"{_shown(adding)}, live broker list: Set({', '.join(map(str, sorted(live)))})",
+        )
 
     def _build(self, tp: TopicPartition, target: Sequence[int] | None) -> ReplicaAssignment | None:
         info = self.ctx.partition(tp)
@@ -232,17 +238,20 @@ class Reassigner:
         return results
 
     def alter(self, requests: Mapping[TopicPartition, Sequence[int] | None]) -> dict[TopicPartition, Result]:
-        """AlterPartitionReassignments: validate, build, drop API-named partitions from the znode, trigger."""
+        """AlterPartitionReassignments: validate, build, drop API-named partitions from the znode, trigger.
+        Each partition's move is computed once and serves both the liveness check and the trigger."""
         results: dict[TopicPartition, Result] = {}
         moves: dict[TopicPartition, ReplicaAssignment] = {}
+        live = self._live()
         for tp, target in requests.items():
-            error = self.validate_replicas(tp, target) if target is not None else None
-            if error is not None:
-                results[tp] = error
+            if target is not None and (problem := _malformed(target)) is not None:
+                results[tp] = problem
                 continue
             move = self._build(tp, target)
             if move is None:
                 results[tp] = (E.NO_REASSIGNMENT_IN_PROGRESS, None)
+            elif target is not None and (problem := self._dead_adding(move, live)) is not None:
+                results[tp] = problem
             else:
                 moves[tp] = move
         self.remove_from_zk_znode(lambda tp, _target: tp in moves)
@@ -298,3 +307,22 @@ class Reassigner:
             if not isinstance(exc.error, NoNodeError):
                 raise
         self.ctx.zk_reassignments = remaining
+
+
+def _malformed(replicas: Sequence[int]) -> Result | None:
+    """The target's own problems (empty, duplicates, negative ids), before anything is looked up."""
+    if not replicas:
+        return E.INVALID_REPLICA_ASSIGNMENT, "Empty replica list specified in partition reassignment."
+    if len(set(replicas)) != len(replicas):
+        return (
+            E.INVALID_REPLICA_ASSIGNMENT,
+            f"Duplicate replica ids in partition reassignment replica list: {_shown(replicas)}",
+        )
+    if any(r < 0 for r in replicas):
+        return E.INVALID_REPLICA_ASSIGNMENT, f"Invalid broker id in replica list: {_shown(replicas)}"
+    return None
+
+
+def _shown(replicas: Sequence[int]) -> str:
+    """A replica list as Kafka's messages print a Scala List."""
+    return f"List({', '.join(map(str, replicas))})"

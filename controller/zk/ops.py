@@ -10,7 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kazoo.client import KazooClient, TransactionRequest
+from kazoo.protocol.serialization import CheckVersion as _KCheck
 from kazoo.protocol.serialization import Create as _KCreate
+from kazoo.protocol.serialization import Delete as _KDelete
+from kazoo.protocol.serialization import SetData as _KSetData
 from kazoo.security import OPEN_ACL_UNSAFE
 
 #: ZooKeeper's jute.maxbuffer default is 0xfffff bytes; stay well inside it for one multi.
@@ -54,25 +57,23 @@ def op_size(op: Op) -> int:
 
 
 def build_transaction(client: KazooClient, ops: list[Op]) -> TransactionRequest:
+    """A kazoo transaction of ``ops``, its request records built here: kazoo's per-op methods type-check and
+    re-normalize every path against the chroot (``_prefix_root``: a quarter of the controller's time writing a
+    30,000-partition epoch bump). Op paths come from :mod:`zkmodel.paths`, absolute and normalized, and the
+    dataclasses fix the types, so the chroot is prefixed and nothing else."""
     t = client.transaction()
-    for op in ops:
-        if isinstance(op, Create):
-            acl_for = getattr(client, "bk_acl_for", None)  # ZkSession's zookeeper.set.acl policy
-            acl = acl_for(op.path) if acl_for is not None else OPEN_ACL_UNSAFE
-            if op.data is None:
-                flags = (1 if op.ephemeral else 0) | (2 if op.sequential else 0)
-                t._add(_KCreate(_chroot(client, op.path), None, acl, flags), None)
-            else:
-                t.create(op.path, op.data, acl=acl, ephemeral=op.ephemeral, sequence=op.sequential)
-        elif isinstance(op, SetData):
-            t.set_data(op.path, op.data, op.version)
-        elif isinstance(op, Delete):
-            t.delete(op.path, op.version)
-        else:
-            t.check(op.path, op.version)
-    return t
-
-
-def _chroot(client: KazooClient, path: str) -> str:
     chroot: str = client.chroot or ""
-    return chroot + path if path != "/" or not chroot else chroot
+    acl_for = getattr(client, "bk_acl_for", None)  # ZkSession's zookeeper.set.acl policy
+    for op in ops:
+        path = (chroot + op.path if op.path != "/" else chroot) if chroot else op.path
+        if isinstance(op, SetData):
+            t._add(_KSetData(path, op.data, op.version), None)
+        elif isinstance(op, Create):
+            acl = acl_for(op.path) if acl_for is not None else OPEN_ACL_UNSAFE
+            flags = (1 if op.ephemeral else 0) | (2 if op.sequential else 0)
+            t._add(_KCreate(path, op.data, acl, flags), None)  # None data: ZooKeeper null, as Kafka writes parents
+        elif isinstance(op, Delete):
+            t._add(_KDelete(path, op.version), None)
+        else:
+            t._add(_KCheck(path, op.version), None)
+    return t

@@ -38,6 +38,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_de
 from controller.logtags import UNEXPECTED
 from controller.zk import multiread, setwatches
 from controller.zk.acls import AclPolicy, kafka_policy, kazoo_acls
+from controller.zk.handler import NodeHandler
 from controller.zk.ops import Op, build_transaction
 
 log = logging.getLogger(__name__)
@@ -127,6 +128,7 @@ class ZkSession:
             # kazoo's default backoff grows to an hour; a node must be back within its session timeout.
             connection_retry=KazooRetry(max_tries=-1, delay=0.1, max_delay=0.5),
             command_retry=KazooRetry(max_tries=0, ignore_expire=False),
+            handler=NodeHandler(),  # poll(2) select, inline watch dispatch (controller/zk/handler.py)
             **(tls.kazoo_options() if tls is not None else {}),
         )
         self.tls = tls

@@ -38,6 +38,7 @@ from kazoo.protocol.states import EventType, KazooState, WatchedEvent
 from tenacity import RetryCallState, Retrying, retry_if_exception, wait_exponential
 
 from controller.logtags import UNEXPECTED
+from controller.zk.handler import inline_watcher
 from controller.zk.multiread import DataResult
 from controller.zk.session import SessionLost, ZkSession, ZkTimeout, ZkUnavailable
 
@@ -288,6 +289,7 @@ class WatchedCache(ABC, Generic[S]):
         return self._snapshot
 
     # -- kazoo's threads: record, never read ----------------------------------------------------------------
+    @inline_watcher  # records and wakes only: runs on kazoo's connection thread, not through its callback queue
     def _on_watch(self, event: WatchedEvent) -> None:
         try:
             if event.type == EventType.NONE or event.path is None:

@@ -12,7 +12,7 @@ from zkmodel import errorcodes as E
 from zkmodel import paths
 from zkmodel.admin import PartitionReassignmentZnode, TopicPartition
 from zkmodel.reassignment import ReplicaAssignment
-from zkmodel.topics import TopicAssignment
+from zkmodel.topics import PartitionState, TopicAssignment
 
 pytestmark = pytest.mark.integration
 
@@ -311,3 +311,30 @@ def test_controlled_shutdown_moves_leadership_first(zk_hosts: str, zk: KazooClie
         assert remaining == [tp("s", 0)]  # a single-replica partition cannot move
         assert c.state("t", 0).leader == 2 and c.state("t", 0).isr == (2,)
         assert c.state("t", 1).isr == (2,)
+
+
+def test_a1_reads_a_state_changed_behind_the_controllers_back(zk_hosts: str, zk: KazooClient) -> None:
+    """The A1 epoch bump is written conditional on the state's zkVersion the controller knows instead of after
+    re-reading every state (Kafka re-reads): a state a legacy broker changed meanwhile fails that write, is read
+    again, and a move the fresh ISR already satisfies completes at once, as Kafka's read would have found."""
+    with cluster(zk_hosts, zk) as c:
+        c.start_broker(0)
+        c.start_broker(1, candidate=False)
+        controller = c.active()
+        assert controller.broker_id == 0
+        controller.create_topics([NewTopic("t", assignment={0: [0]})])
+        path = paths.partition_state("t", 0)
+        data, stat = zk.get(path)
+        old = PartitionState.decode(path, data)
+        # a broker at IBP < 2.7 writes the ISR itself; its change notification has not been processed
+        behind = PartitionState(old.leader, old.leader_epoch, old.controller_epoch, (0, 1), old.leader_recovery_state)
+        zk.set(path, behind.encode(), version=stat.version)
+
+        results = controller.alter_partition_reassignments({tp("t", 0): [1, 0]})
+
+        assert results[tp("t", 0)] == (E.NONE, None)
+        assert c.reassignments() == {}  # complete: target (1, 0) is in the ISR ZooKeeper holds
+        assert c.assignment("t").partitions == {0: (1, 0)}
+        assert c.assignment("t").adding_replicas == {}
+        state = c.state("t", 0)
+        assert state.isr == (0, 1) and state.leader == 0 and state.leader_epoch > old.leader_epoch

@@ -1,0 +1,84 @@
+"""kazoo's threading handler without the two per-packet costs that dominated a node's bulk work.
+
+Why: answering a 30,000-partition AlterPartitionReassignments, py-spy (GIL holder only) found a quarter of the
+node's Python in kazoo's connection thread, and most of that in two places that do no ZooKeeper work:
+
+- **select.** kazoo's ``selector_select`` builds a ``selectors.DefaultSelector`` (an epoll object: create,
+  register, select, close) for every call, and the connection calls it before every ``recv`` — three times per
+  packet (wait, header, body). :meth:`NodeHandler.select` asks the same question of ``poll(2)``, which needs no
+  kernel object and has no ``FD_SETSIZE`` limit either (the reason kazoo left ``select(2)``).
+- **watch dispatch.** Every watch event goes through kazoo's callback queue to its worker thread: a lock, a
+  condition notify and a thread wake-up per event, 33,000 of them when the controller's writes fire the
+  metadata cache's watches on every moved partition. A watcher that only records the event (the watched caches'
+  ``_on_watch`` marks a path dirty under a lock and sets an event) is safe to run on the connection thread
+  itself; such a function is marked with :func:`inline_watcher` and is called there directly. Anything else
+  keeps kazoo's queue: a watcher that reads ZooKeeper on the connection thread would deadlock it.
+"""
+
+from __future__ import annotations
+
+import logging
+import select
+from collections.abc import Callable, Sequence
+from typing import Any, Final, TypeVar
+
+from kazoo.handlers.threading import SequentialThreadingHandler
+from kazoo.handlers.utils import fileobj_to_fd
+
+__all__ = ["INLINE", "NodeHandler", "inline_watcher"]
+
+log = logging.getLogger(__name__)
+
+#: The attribute :func:`inline_watcher` sets; bound methods read it from their function.
+INLINE: Final = "bk_inline_watcher"
+_READ: Final = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR | select.POLLNVAL
+_WRITE: Final = select.POLLOUT | select.POLLHUP | select.POLLERR | select.POLLNVAL
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def inline_watcher(func: F) -> F:
+    """Mark a watch callback as quick, non-blocking and thread-safe: it may run on kazoo's connection thread.
+    It must not call ZooKeeper, wait, or take a lock held while calling ZooKeeper."""
+    setattr(func, INLINE, True)
+    return func
+
+
+class NodeHandler(SequentialThreadingHandler):  # type: ignore[misc]  # kazoo is untyped
+    """:class:`SequentialThreadingHandler` with a ``poll(2)`` select and inline dispatch of marked watchers."""
+
+    name = "bridgekeeper_threading"
+
+    def select(
+        self, rlist: Sequence[Any], wlist: Sequence[Any], xlist: Sequence[Any], timeout: float | None = None
+    ) -> tuple[list[Any], list[Any], list[Any]]:
+        """``select.select``'s contract (the objects passed, by readiness; ``xlist`` is never used by kazoo),
+        answered by ``poll(2)``. A closed or invalid descriptor raises ValueError, as kazoo's own does."""
+        if timeout is not None and timeout < 0:
+            raise ValueError("timeout must be non-negative")
+        masks: dict[int, int] = {}
+        for objs, mask in ((rlist, _READ), (wlist, _WRITE)):
+            for obj in objs:
+                fd = fileobj_to_fd(obj)
+                masks[fd] = masks.get(fd, 0) | mask
+        poller = select.poll()
+        # mapped, not called by name: tests/unit/test_single_writer.py follows ZooKeeper writers by the names
+        # they call, and the broker registration store has a ``register`` too
+        list(map(poller.register, masks, masks.values()))
+        ready = dict(poller.poll(None if timeout is None else max(0, int(timeout * 1000 + 0.999))))
+        if any(events & select.POLLNVAL for events in ready.values()):
+            raise ValueError("Invalid event mask or fd")
+        readable = [o for o in rlist if ready.get(fileobj_to_fd(o), 0) & _READ]
+        writable = [o for o in wlist if ready.get(fileobj_to_fd(o), 0) & _WRITE]
+        return readable, writable, []
+
+    def dispatch_callback(self, callback: Any) -> None:
+        """A watcher marked :func:`inline_watcher` runs here, on the calling (connection) thread; everything
+        else goes to kazoo's callback thread in order, as kazoo does."""
+        if callback.type == "watch" and getattr(callback.func, INLINE, False):
+            try:
+                callback.func(*callback.args)
+            except Exception:
+                log.exception("inline watch callback %r failed", callback.func)
+            return
+        super().dispatch_callback(callback)
