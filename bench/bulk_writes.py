@@ -24,9 +24,11 @@ One standalone ZooKeeper, and per round two fresh chroots side by side:
   ``.../partitions``, and per partition ``.../partitions/<p>`` and ``.../partitions/<p>/state``, ``--window``
   multis in flight. For the reassignment, per topic one multi of setData: the topic znode with
   adding/removing replicas, and its partitions' states with the next leader epoch (every write the controller
-  makes; the controller itself reads the states first, which raw does not). The literal "setData of the topic
-  znodes" alone (pipelined ``set_async``) is shown too, for reference. The controller creates no
-  ``/config/changes`` notification for a new topic (Kafka does not either); the bench checks that.
+  makes; Kafka's controller also reads the states first, ours writes conditional on the zkVersions it holds
+  instead). The literal "setData of the topic znodes" alone (pipelined ``set_async``) is shown too, for
+  reference. Raw uses kazoo as shipped (its own threading handler, not the node's ``NodeHandler``). The
+  controller creates no ``/config/changes`` notification for a new topic (Kafka does not either); the bench
+  checks that.
 
 The first round checks that both sides hold the same znodes: every path under ``/brokers/topics`` and
 ``/config/topics`` on both chroots, configs byte for byte, topic znodes and states by shape (replica counts,
