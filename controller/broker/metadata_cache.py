@@ -24,7 +24,7 @@ from types import MappingProxyType
 from typing import Final
 
 from controller.zk.session import ZkSession
-from controller.zk.watched import DataResult, WatchedCache
+from controller.zk.watched import ZK_UNAVAILABLE, DataResult, WatchedCache
 from zkmodel import paths
 from zkmodel.brokers import BrokerRegistration
 from zkmodel.election import ControllerZnode
@@ -153,6 +153,8 @@ class _Delta:
     #: None: the topic znode vanished
     topics: dict[str, _Topic | None] = field(default_factory=dict)
     states: dict[tuple[str, int], DataResult | None] = field(default_factory=dict)
+    #: Filled when applied: the state paths of topics gone for good, whose watches are to be dropped.
+    unwatch: list[str] = field(default_factory=list)
 
 
 # A bulk reader: paths -> data (None for a missing znode), with a data watch left on each path.
@@ -204,6 +206,23 @@ class MetadataCache(WatchedCache[MetadataSnapshot]):
             if topic not in changed_topics:
                 changed_partitions.setdefault(topic, set()).add(p)
         self._publish(changed_topics=changed_topics, changed_partitions=changed_partitions)
+        if delta.unwatch:
+            self._unwatch(delta.unwatch)
+
+    def _unwatch(self, state_paths: list[str]) -> None:
+        """Drop the watches left on a deleted topic's partition states. Kafka deletes the states before the topic
+        znode, so the cache, still seeing the topic, re-armed each vanished state with an exists watch (which
+        only a creation would fire): ~100 bytes per deleted partition in kazoo and as much in ZooKeeper, for
+        as long as the session lives. Best effort: on a ZooKeeper error the server keeps those watches, which
+        is harmless (kazoo no longer routes them anywhere)."""
+        try:
+            dropped = self.session.unwatch_data(state_paths, self._watcher)
+        except ZK_UNAVAILABLE as exc:
+            log.warning(
+                "%s: could not remove the watches of %d deleted partitions: %r", self.name, len(state_paths), exc
+            )
+            return
+        log.debug("%s: removed the watches of %d deleted partition states", self.name, dropped)
 
     # -- phase 1: read (no change to the model) -------------------------------------------------------------
     def _read(self, model: _Model, dirty: set[str], reader: _Reader) -> _Delta:
@@ -286,13 +305,15 @@ class MetadataCache(WatchedCache[MetadataSnapshot]):
         changed: set[str] = set()
         if delta.topic_names is not None:
             for gone in model.topics.keys() - delta.topic_names:
-                del model.topics[gone]
+                delta.unwatch += _state_paths(gone, model.topics.pop(gone))
                 changed.add(gone)
         for name, fresh in delta.topics.items():
             changed.add(name)
             old = model.topics.pop(name, None)
             if fresh is None:
                 # Forget the name too: when it comes back, the children watch will show it as a new topic.
+                if old is not None:
+                    delta.unwatch += _state_paths(name, old)
                 continue
             if old is not None and old.czxid == fresh.czxid and fresh.assignment is not None:
                 fresh.states = {p: s for p, s in old.states.items() if p in fresh.assignment.partitions}
@@ -386,6 +407,12 @@ def _classify(path: str, brokers: set[int], topics: set[str], states: set[tuple[
             topics.add(parts[0])
         elif len(parts) == 4 and parts[1] == "partitions" and parts[3] == "state" and parts[2].isdigit():
             states.add((parts[0], int(parts[2])))
+
+
+def _state_paths(name: str, topic: _Topic) -> list[str]:
+    """The partition-state paths the cache may watch for ``topic``: its assignment's and any it served."""
+    partitions = set(topic.states) | (set(topic.assignment.partitions) if topic.assignment is not None else set())
+    return [paths.partition_state(name, p) for p in sorted(partitions)]
 
 
 def _decode_topic(name: str, result: DataResult | None) -> _Topic | None:

@@ -78,6 +78,7 @@ __all__ = [
     "ReadResult",
     "ReadStats",
     "forget_multi_read_support",
+    "known_multi_read_support",
     "multi_read_async",
     "read_children",
     "read_data",
@@ -314,6 +315,12 @@ def supports_multi_read(client: KazooClient, *, timeout: float = 10.0) -> bool:
     with _support_lock:
         _support[client] = supported
     return supported
+
+
+def known_multi_read_support(client: KazooClient) -> bool | None:
+    """The cached answer of :func:`supports_multi_read`, without probing (None: not probed yet)."""
+    with _support_lock:
+        return _support.get(client)
 
 
 def set_multi_read_support(client: KazooClient, supported: bool) -> None:

@@ -430,6 +430,20 @@ class ZkSession:
             # BK-UNEXPECTED): the caller retries or defers as for any ZooKeeper outage
             raise ZkUnavailable(f"watches on {len(paths)} znodes: {exc!r}") from exc
 
+    def unwatch_data(self, paths: Sequence[str], watch: Callable[[Any], None]) -> int:
+        """Take ``watch`` off ``paths`` (:func:`controller.zk.setwatches.remove_data_watches`): a path left
+        without watchers is forgotten by kazoo, and by the server when it is known to answer multiRead (3.6+,
+        so removeWatches too). Returns the paths dropped."""
+        server = multiread.known_multi_read_support(self.client) is True
+        try:
+            return setwatches.remove_data_watches(self.client, paths, watch, timeout=self.bulk_timeout_s, server=server)
+        except TimeoutError as exc:
+            raise ZkReadTimeout(str(exc)) from None
+        except (SessionExpiredError, SessionMovedError) as exc:
+            raise SessionLost(f"removing watches on {len(paths)} znodes: {exc!r}") from exc
+        except ConnectionLoss as exc:
+            raise ZkUnavailable(f"removing watches on {len(paths)} znodes: {exc!r}") from exc
+
     # -- writes for node-owned (not controller-owned) paths ------------------------------------------
     def multi(self, ops: Sequence[Op], *, what: str, write: str, refusal_in_doubt: bool = False) -> list[Any]:
         """One atomic ZooKeeper multi, *unfenced*: for node-owned paths and for callers that put their own

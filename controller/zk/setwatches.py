@@ -21,6 +21,10 @@ kazoo's table holds a ``set`` per watched path (216 bytes, most of a watch's cos
 partition state that was ~170 bytes a partition more than needed, on every node. A path this module arms gets
 a :class:`Watchers` instead (48 bytes), which behaves as the set for everything kazoo does with it (``add``
 when its own reads leave a watch, iteration when the event fires or the session resets, ``discard``).
+
+The way back, ``removeWatches`` (opcode 18, ZooKeeper 3.5+; kazoo has no call for it either): a watch on a
+znode gone for good, such as the exists watch a deleted topic's partition state is left with, would otherwise
+stay in kazoo's table and on the server until the session ends (:func:`remove_data_watches`).
 """
 
 from __future__ import annotations
@@ -31,13 +35,25 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, Final
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import NoWatcherError
 
 from controller.zk.multiread import server_path
 
-__all__ = ["SET_WATCHES", "SetWatchesRequest", "Watchers", "set_data_watches"]
+__all__ = [
+    "REMOVE_WATCHES",
+    "SET_WATCHES",
+    "RemoveWatchesRequest",
+    "SetWatchesRequest",
+    "Watchers",
+    "remove_data_watches",
+    "set_data_watches",
+]
 
 #: ZooDefs.OpCode.setWatches.
 SET_WATCHES: Final = 101
+#: ZooDefs.OpCode.removeWatches (ZooKeeper 3.5+), and Watcher.WatcherType.Data: data and exists watches.
+REMOVE_WATCHES: Final = 18
+WATCHER_TYPE_DATA: Final = 2
 #: The Java client's ClientCnxn.SET_WATCHES_MAX_LENGTH: bytes of paths per request.
 MAX_PATH_BYTES: Final = 128 * 1024
 
@@ -167,3 +183,63 @@ def _send(client: KazooClient, relative_zxid: int, paths: list[str], exist: list
     result = client.handler.async_result()
     client._call(SetWatchesRequest(relative_zxid, paths, exist), result)
     return result
+
+
+class RemoveWatchesRequest:
+    """``RemoveWatches(path, type)`` for kazoo's connection (the path carries the client's chroot): the server
+    forgets this session's watches of ``type`` on ``path``. The reply has no body; NoWatcher (-121) when the
+    server holds none there (already fired, or dropped with a connection)."""
+
+    type: ClassVar[int] = REMOVE_WATCHES
+    __slots__ = ("path", "watcher_type")
+
+    def __init__(self, path: str, watcher_type: int = WATCHER_TYPE_DATA) -> None:
+        self.path = path
+        self.watcher_type = watcher_type
+
+    def __repr__(self) -> str:
+        return f"RemoveWatchesRequest({self.path!r}, type {self.watcher_type})"
+
+    def serialize(self) -> bytes:
+        raw = self.path.encode()
+        return _INT.pack(len(raw)) + raw + _INT.pack(self.watcher_type)
+
+    def deserialize(self, buffer: bytes, offset: int) -> None:
+        return None
+
+
+def remove_data_watches(
+    client: KazooClient, paths: Sequence[str], watch: Callable[[Any], None], *, timeout: float, server: bool
+) -> int:
+    """Take ``watch`` off the data and exists watchers of each of ``paths``. A path left with no watcher at
+    all is dropped from kazoo's table and, with ``server`` (a server known to be 3.5 or newer; an older one
+    does not know the request), from the server's too, in pipelined ``removeWatches``: an exists watch on a
+    znode that is gone for good (a deleted topic's partition state) would otherwise stay on both sides until
+    the session ends. NoWatcher answers are fine. Returns the number of paths dropped; raises what the
+    requests raised (ConnectionLoss, SessionExpiredError) or :class:`TimeoutError` after ``timeout`` s."""
+    table = client._data_watchers
+    dropped: list[str] = []
+    for path in dict.fromkeys(server_path(client, p) for p in paths):
+        entry = table.get(path)
+        if entry is None or watch not in entry:
+            continue
+        entry.discard(watch)
+        if not len(entry):
+            table.pop(path, None)
+            dropped.append(path)
+    if not server or not dropped:
+        return len(dropped)
+    pending = []
+    for path in dropped:
+        result = client.handler.async_result()
+        client._call(RemoveWatchesRequest(path), result)
+        pending.append(result)
+    deadline = time.monotonic() + timeout
+    for result in pending:
+        try:
+            result.get(timeout=max(deadline - time.monotonic(), 0.0))
+        except NoWatcherError:
+            pass
+        except client.handler.timeout_exception:
+            raise TimeoutError(f"removeWatches for {len(dropped)} znodes: no answer within {timeout:.0f}s") from None
+    return len(dropped)

@@ -464,3 +464,55 @@ def test_bulk_updates_read_and_rewatch_as_a_load_does(
     assert len(armed) == len(assignment)
     zk.delete(paths.topic("bulk"), recursive=True)
     cache.wait_for(lambda s: "bulk" not in s.topics, 30)
+
+
+def _server_watches(client: KazooClient, prefix: str) -> list[str]:
+    """The paths under ``prefix`` (server paths) the server holds a watch on for ``client``'s session
+    (ZooKeeper's ``wchc``: watches by session)."""
+    session = f"0x{client.client_id[0]:x}"
+    found, current = [], None
+    for line in client.command(b"wchc").splitlines():
+        if line.startswith("0x"):
+            current = line.strip()
+        elif current == session and line.strip().startswith(prefix):
+            found.append(line.strip())
+    return found
+
+
+def test_a_deleted_topic_leaves_no_watches(
+    zk_hosts: str, zk: KazooClient, cache_session: ZkSession, make_cache: Callable[..., MetadataCache]
+) -> None:
+    """Kafka deletes a topic's partition states before its topic znode, so the cache, still seeing the topic,
+    re-arms each vanished state with an exists watch; once the topic znode is gone those are removed, in
+    kazoo's table and on the server, instead of staying for the session's life."""
+    with cluster(zk_hosts, zk) as c:
+        for b in (0, 1):
+            c.start_broker(b)
+        controller = c.active()
+        cache = make_cache()
+        client = cache_session.client
+        controller.create_topics([NewTopic("kept", 2, 2), NewTopic("gone", 4, 2)])
+        cache.wait_for(lambda s: leaders_set("gone", 4)(s) and leaders_set("kept", 2)(s))
+        gone = server_path(client, "/brokers/topics/gone")
+        kept = [server_path(client, paths.partition_state("kept", p)) for p in range(2)]
+        states = [server_path(client, paths.partition_state("gone", p)) for p in range(4)]
+        assert all(p in client._data_watchers for p in states + kept)  # watched while the topic lives
+        assert len(_server_watches(client, gone)) >= 4
+
+        # the deletion as Kafka's controller does it, the states first and the topic znode a moment later
+        for p in range(4):
+            zk.delete(paths.partition_state("gone", p))
+        wait_for(lambda: cache.snapshot().topics["gone"].partitions[0].leader < 0, what="the states seen gone")
+        assert all(p in client._data_watchers for p in states)  # exists watches: a state may come back
+        zk.delete(paths.topic("gone"), recursive=True)
+        cache.wait_for(lambda s: "gone" not in s.topics)
+
+        wait_for(lambda: not any(p in client._data_watchers for p in states), what="kazoo's table emptied")
+        wait_for(lambda: not _server_watches(client, gone), what="the server's watches removed")
+        assert all(p in client._data_watchers for p in kept)  # the other topic keeps its watches
+        assert len(_server_watches(client, server_path(client, "/brokers/topics/kept"))) == 3  # znode, 2 states
+
+        controller.create_topics([NewTopic("gone", 2, 1)])  # the name again: a new topic, watched afresh
+        cache.wait_for(leaders_set("gone", 2))
+        assert all(p in client._data_watchers for p in states[:2])
+        in_sync(cache, zk)
