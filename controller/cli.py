@@ -70,9 +70,14 @@ def cmd_node(args: argparse.Namespace) -> int:
 
 
 def cmd_health(args: argparse.Namespace) -> int:
-    from controller.wire.health import probe
+    from controller.wire.health import HealthConfigError, client_tls, probe
 
-    problem = probe(args.bootstrap_server, args.timeout)
+    try:
+        tls = client_tls(args.command_config) if args.command_config else None
+    except HealthConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    problem = probe(args.bootstrap_server, args.timeout, tls=tls)
     if problem is not None:
         print(f"unhealthy: {problem}", file=sys.stderr)
         return 1
@@ -109,6 +114,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     health.add_argument("--bootstrap-server", default="127.0.0.1:9092", metavar="HOST:PORT")
     health.add_argument("--timeout", type=float, default=5.0, metavar="SECONDS")
+    health.add_argument(
+        "--command-config",
+        metavar="FILE",
+        help="Kafka client properties for an SSL or SASL_SSL listener: security.protocol, ssl.truststore.*, "
+        "ssl.keystore.* (when the listener wants a client certificate), ssl.endpoint.identification.algorithm",
+    )
     health.set_defaults(func=cmd_health)
 
     zk = sub.add_parser("zk", help="local ZooKeeper and znode tools")

@@ -1,14 +1,52 @@
 """``bridgekeeper health``: is a node serving? It is when it answers ApiVersions without an error, which it does
-only once its listeners are bound, and (being a pre-authentication API) on any PLAINTEXT or SASL listener.
-The container health check of the compose deployment."""
+only once its listeners are bound, and (being a pre-authentication API) on any listener without credentials:
+PLAINTEXT and SASL_PLAINTEXT as they are, SSL and SASL_SSL once a ``--command-config`` names the TLS material
+(Kafka's client keys: ``security.protocol``, ``ssl.truststore.*``, ``ssl.keystore.*`` when the listener wants a
+client certificate, ``ssl.endpoint.identification.algorithm``). The container health check of the compose
+deployment."""
 
 from __future__ import annotations
 
+import ssl
+
 from kio.schema.api_versions.v3.request import ApiVersionsRequest
 
+from controller.config import parse_properties
+from controller.config_tls import TlsConfigError, tls_settings
 from controller.wire.client import ClientError, KafkaClient
 
 API_VERSIONS, VERSION = 18, 3
+PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+
+
+class HealthConfigError(ValueError):
+    """A --command-config that cannot be used; the message names the file or the key."""
+
+
+def client_tls(path: str) -> ssl.SSLContext | None:
+    """The TLS context ``path`` (Kafka client properties) asks for; None for a plaintext security protocol.
+    Keys other than ``security.protocol`` and ``ssl.*`` change nothing here (ApiVersions needs no login)."""
+    try:
+        with open(path, encoding="latin-1") as f:  # java.util.Properties.load(InputStream) reads ISO 8859-1
+            props = parse_properties(f.read(), source=path)
+    except FileNotFoundError:
+        raise HealthConfigError(f"{path} (No such file or directory)") from None
+    except OSError as exc:
+        raise HealthConfigError(f"{path} ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise HealthConfigError(f"{path}: {exc}") from None
+    protocol = props.get("security.protocol", "PLAINTEXT").strip().upper()
+    if protocol not in PROTOCOLS:
+        raise HealthConfigError(
+            f"{path}: Invalid value {props['security.protocol']} for configuration security.protocol: "
+            f"String must be one of: {', '.join(PROTOCOLS)}"
+        )
+    if protocol not in ("SSL", "SASL_SSL"):
+        return None
+    try:
+        return tls_settings(props, None, need_keystore=False).client_context()
+    except TlsConfigError as exc:
+        raise HealthConfigError(f"{path}: {exc}") from None
 
 
 def parse_address(address: str) -> tuple[str, int]:
@@ -18,13 +56,14 @@ def parse_address(address: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-def probe(address: str, timeout: float) -> str | None:
-    """None when the node at ``address`` answers ApiVersions; otherwise what went wrong, in one line."""
+def probe(address: str, timeout: float, *, tls: ssl.SSLContext | None = None) -> str | None:
+    """None when the node at ``address`` answers ApiVersions (over TLS with ``tls``); otherwise what went
+    wrong, in one line."""
     try:
         host, port = parse_address(address)
     except ValueError as exc:
         return str(exc)
-    client = KafkaClient(host, port, client_id="bridgekeeper-health", timeout=timeout)
+    client = KafkaClient(host, port, client_id="bridgekeeper-health", timeout=timeout, tls=tls)
     try:
         response = client.request(
             API_VERSIONS, VERSION, ApiVersionsRequest(client_software_name="bridgekeeper-health",

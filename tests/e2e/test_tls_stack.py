@@ -142,3 +142,34 @@ def test_controlled_shutdown_over_the_ssl_inter_broker_listener(tls_stack: Stack
     log = broker.log_path.read_text(errors="replace")
     assert f"controlled shutdown of broker {broker.broker_id} succeeded" in log, log[-3000:]
     assert "controlled shutdown attempt" not in log
+
+
+def test_the_health_check_over_ssl_with_its_command_config(tls_stack: Stack, tmp_path: Path) -> None:
+    """The compose health check on a TLS-only listener: ``bridgekeeper health`` takes Kafka's client properties
+    as Kafka's tools do; without them it reports the node unhealthy, with unusable ones it exits 2 naming why."""
+    assert tls_stack.tls_dir is not None
+    good = tmp_path / "client.properties"
+    good.write_text(dump_properties({
+        "security.protocol": "SSL", "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": str(tls_stack.tls_dir / "ca.crt"),
+    }, comment="an SSL client"))  # fmt: skip
+    broken = tmp_path / "broken.properties"
+    broken.write_text(dump_properties({
+        "security.protocol": "SSL", "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": str(tmp_path / "missing.crt"),
+    }, comment="a truststore that is not there"))  # fmt: skip
+    address = f"127.0.0.1:{tls_stack.nodes[0].port}"
+
+    def health(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "controller.cli", "health", "--bootstrap-server", address,
+                               "--timeout", "5", *extra], capture_output=True, text=True, timeout=60)  # fmt: skip
+
+    done = health("--command-config", str(good))
+    assert done.returncode == 0, done.stderr
+    assert f"healthy: {address} answers ApiVersions" in done.stdout
+    plain = health()
+    assert plain.returncode == 1 and plain.stderr.startswith("unhealthy: ")
+    bad = health("--command-config", str(broken))
+    assert bad.returncode == 2
+    assert "ssl.truststore.location" in bad.stderr and "missing.crt" in bad.stderr
+    assert "Traceback" not in bad.stderr + plain.stderr
