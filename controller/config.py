@@ -1015,8 +1015,11 @@ def _tls(
     result: dict[str, TlsSettings] = {}
     try:
         for ep in listeners:
-            if protocol_map.get(ep.listener, ep.listener) in TLS_PROTOCOLS:
-                result[ep.listener] = tls_settings(values.raw, ep.listener, need_keystore=True)
+            protocol = protocol_map.get(ep.listener, ep.listener)
+            if protocol in TLS_PROTOCOLS:
+                result[ep.listener] = tls_settings(
+                    values.raw, ep.listener, need_keystore=True, sasl=protocol == "SASL_SSL"
+                )
         inter_tls = None
         if protocol_map.get(inter, inter) in TLS_PROTOCOLS:
             inter_tls = tls_settings(values.raw, inter, need_keystore=False)

@@ -85,25 +85,30 @@ def _hidden(name: str) -> bool:
     return "password" in name or name.endswith(".key")
 
 
-def tls_settings(raw: Mapping[str, str], listener: str | None, *, need_keystore: bool) -> TlsSettings:
+def tls_settings(
+    raw: Mapping[str, str], listener: str | None, *, need_keystore: bool, sasl: bool = False
+) -> TlsSettings:
     """The TLS settings of ``listener`` (None: this node as a client, from the global keys). ``need_keystore``:
-    a listener must have a certificate to serve; a client only presents one if given."""
-    return _checked(_Lookup(raw, listener), need_keystore)
+    a listener must have a certificate to serve; a client only presents one if given. ``sasl``: a SASL_SSL
+    listener, which asks for client certificates only when its own ``listener.name.<l>.ssl.client.auth`` says
+    so; the broker-wide ``ssl.client.auth`` is for SSL listeners (KIP-684, as Kafka 2.8+)."""
+    return _checked(_Lookup(raw, listener), need_keystore, sasl)
 
 
-def _checked(look: _Lookup, need_keystore: bool) -> TlsSettings:
+def _checked(look: _Lookup, need_keystore: bool, sasl: bool = False) -> TlsSettings:
     """:func:`_settings`, a bad value reported under the full key it was read from (secrets hidden)."""
     try:
-        return _settings(look, need_keystore)
+        return _settings(look, need_keystore, sasl)
     except TlsMaterialError as exc:
         shown = "[hidden]" if _hidden(exc.key) else look.get(exc.key, "null")
         raise TlsConfigError(look.key(exc.key), shown, exc.message) from None
 
 
-def _settings(look: _Lookup, need_keystore: bool) -> TlsSettings:
+def _settings(look: _Lookup, need_keystore: bool, sasl: bool = False) -> TlsSettings:
     keystore = _keystore(look, need_keystore)
     truststore = _truststore(look)
-    client_auth = (look.get(CLIENT_AUTH_KEY, "none") or "none").lower()
+    own_client_auth = look.prefix and look.prefix + CLIENT_AUTH_KEY in look.raw
+    client_auth = (look.get(CLIENT_AUTH_KEY, "none") or "none").lower() if own_client_auth or not sasl else "none"
     if client_auth not in CLIENT_AUTH:
         raise TlsMaterialError(CLIENT_AUTH_KEY, f"expected one of {', '.join(CLIENT_AUTH)}")
     enabled = protocols(_java_split_csv(look.get(ENABLED_PROTOCOLS, "TLSv1.2,TLSv1.3") or ""), key=ENABLED_PROTOCOLS)

@@ -135,6 +135,25 @@ def test_sasl_ssl_needs_both_sasl_and_tls_settings(tmp_path: Path, ca: certs.Iss
     assert c.inter_broker_sasl is not None and c.inter_broker_tls is not None
 
 
+def test_the_global_client_auth_is_for_ssl_listeners_only(tmp_path: Path, ca: certs.Issued) -> None:
+    """KIP-684: a SASL_SSL listener asks for client certificates only through its own listener-prefixed
+    ssl.client.auth; the broker-wide one (here ``required``) applies to SSL listeners."""
+    files = pem(tmp_path, ca)
+    jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="b" password="p" user_b="p";'
+    base = {**BASE, "listeners": "TLS://127.0.0.1:0,SASLTLS://127.0.0.1:0,MTLS://127.0.0.1:0",
+            "listener.security.protocol.map": "TLS:SSL,SASLTLS:SASL_SSL,MTLS:SASL_SSL",
+            "inter.broker.listener.name": "TLS", "sasl.enabled.mechanisms": "PLAIN",
+            "listener.name.sasltls.plain.sasl.jaas.config": jaas, "listener.name.mtls.plain.sasl.jaas.config": jaas,
+            "ssl.keystore.type": "PEM", "ssl.keystore.location": str(files.keystore),
+            "ssl.truststore.type": "PEM", "ssl.truststore.location": str(files.ca),
+            "ssl.client.auth": "required", "listener.name.mtls.ssl.client.auth": "requested"}  # fmt: skip
+    c = config_from_properties(base)
+    assert c.tls_listeners["TLS"].client_auth == "required"
+    assert c.tls_listeners["SASLTLS"].client_auth == "none"
+    assert c.tls_listeners["SASLTLS"].server_context().verify_mode == ssl.CERT_NONE
+    assert c.tls_listeners["MTLS"].client_auth == "requested"
+
+
 def test_zookeeper_tls_keys(tmp_path: Path, ca: certs.Issued) -> None:
     files = pem(tmp_path, ca, password="zk-pw")
     assert config_from_properties(BASE).zookeeper_tls is None  # zookeeper.ssl.client.enable defaults to false
