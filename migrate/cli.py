@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from controller.cliutil import positive_int
+from migrate.connect import add_tls_flag
 
 
 def cmd_zk_get(args: argparse.Namespace) -> int:
@@ -28,7 +29,8 @@ def cmd_zk_get(args: argparse.Namespace) -> int:
     from zkmodel.registry import decode_znode
 
     session = connect(args.zookeeper, name="zk-get", timeout=args.timeout, read_only=True,
-                      session_timeout_ms=int(args.timeout * 1000))  # fmt: skip
+                      session_timeout_ms=int(args.timeout * 1000),
+                      tls_config_file=args.zk_tls_config_file)  # fmt: skip
     if session is None:
         return 2
     try:
@@ -55,6 +57,7 @@ def cmd_zk_get(args: argparse.Namespace) -> int:
 def cmd_zk_scram(args: argparse.Namespace) -> int:
     from controller.store.scram import ScramAdminError, alter_scram
     from controller.zk.session import ZkSession, ZkUnavailable
+    from migrate.connect import zk_tls
 
     auth: list[tuple[str, str]] = []
     if args.zk_digest is not None:
@@ -62,7 +65,12 @@ def cmd_zk_scram(args: argparse.Namespace) -> int:
             print("error: --zk-digest must be user:password", file=sys.stderr)
             return 2
         auth = [("digest", args.zk_digest)]
-    session = ZkSession(args.zookeeper, auth=auth, name="scram-admin")
+    try:
+        tls = zk_tls(args.zk_tls_config_file)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    session = ZkSession(args.zookeeper, auth=auth, name="scram-admin", tls=tls)
     try:
         session.start(timeout=args.timeout)
     except ZkUnavailable as exc:
@@ -131,6 +139,7 @@ def register(
     get = zk.add_parser("get", help="read one znode and decode it with Kafka's format rules")
     get.add_argument("path", help="znode path, e.g. /brokers/topics/foo")
     get.add_argument("--zookeeper", required=True, help="connect string host:port[,host:port][/chroot]")
+    add_tls_flag(get)
     get.add_argument("--timeout", type=float, default=10.0, help="connect timeout in seconds")
     get.set_defaults(func=cmd_zk_get)
 
@@ -140,6 +149,7 @@ def register(
         "bootstrap the inter-broker user before any node starts",
     )
     scram.add_argument("--zookeeper", required=True, help="connect string host:port[,host:port][/chroot]")
+    add_tls_flag(scram)
     scram.add_argument("--user", required=True, help="the user (principal User:<user>)")
     scram.add_argument("--mechanism", default="SCRAM-SHA-256", help="SCRAM-SHA-256 (default) or SCRAM-SHA-512")
     what = scram.add_mutually_exclusive_group(required=True)

@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from migrate.connect import add_tls_flag
+
 
 def cmd_lockdown(args: argparse.Namespace) -> int:
     from controller.zk.session import ZkTimeout, ZkUnavailable
@@ -22,7 +24,13 @@ def cmd_lockdown(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     _scheme, _, credentials = args.controller_identity.partition(":")
-    session = connect(args.zookeeper, name="lockdown", timeout=args.timeout, auth=[("digest", credentials)])
+    session = connect(
+        args.zookeeper,
+        name="lockdown",
+        timeout=args.timeout,
+        auth=[("digest", credentials)],
+        tls_config_file=args.zk_tls_config_file,
+    )
     if session is None:
         return 1
     try:
@@ -51,6 +59,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        ("revert", "restore the ACLs saved by apply")):  # fmt: skip
         p = lsub.add_parser(name, help=text)
         p.add_argument("--zookeeper", required=True, help="host:port[,host:port][/chroot]")
+        add_tls_flag(p)
         p.add_argument(
             "--controller-identity",
             required=True,

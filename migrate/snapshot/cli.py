@@ -7,6 +7,8 @@ import argparse
 import sys
 import time
 
+from migrate.connect import add_tls_flag
+
 
 def cmd_export(args: argparse.Namespace) -> int:
     from rich.console import Console
@@ -22,7 +24,8 @@ def cmd_export(args: argparse.Namespace) -> int:
               file=sys.stderr)  # fmt: skip
         return 2
     auth = [("digest", args.zk_digest)] if args.zk_digest else []
-    session = connect(args.zookeeper, name="snapshot-export", timeout=args.timeout, auth=auth, read_only=True)
+    session = connect(args.zookeeper, name="snapshot-export", timeout=args.timeout, auth=auth, read_only=True,
+                      tls_config_file=args.zk_tls_config_file)  # fmt: skip
     if session is None:
         return 1
     console = Console(stderr=True)
@@ -122,6 +125,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ssub = snap.add_subparsers(dest="snapshot_command", required=True, metavar="SNAPSHOT_COMMAND")
     ex = ssub.add_parser("export", help="walk a live tree (multiRead) into Parquet or JSON lines")
     ex.add_argument("--zookeeper", required=True, help="host:port[,host:port][/chroot]")
+    add_tls_flag(ex)
     ex.add_argument("-o", "--output", required=True, help="output file (.parquet, or .jsonl for JSON lines)")
     ex.add_argument("--format", choices=("parquet", "jsonl"), default=None, help="default: from the file name")
     ex.add_argument("--paths", nargs="+", default=None, help="subtrees to export (default: Kafka's roots)")

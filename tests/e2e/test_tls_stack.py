@@ -173,3 +173,46 @@ def test_the_health_check_over_ssl_with_its_command_config(tls_stack: Stack, tmp
     assert bad.returncode == 2
     assert "ssl.truststore.location" in bad.stderr and "missing.crt" in bad.stderr
     assert "Traceback" not in bad.stderr + plain.stderr
+
+
+def test_the_zookeeper_tools_over_tls_with_kafkas_zk_tls_config_file(tls_stack: Stack, tmp_path: Path) -> None:
+    """``zk get``, ``snapshot export`` and ``lockdown plan`` reach the TLS-only ZooKeeper with Kafka's
+    --zk-tls-config-file (the zookeeper.ssl.* keys a broker takes); without it they cannot connect, and a file
+    they cannot use is named."""
+    assert tls_stack.tls_dir is not None
+    d = tls_stack.tls_dir
+    config = tmp_path / "zk-tls.properties"
+    config.write_text(dump_properties({
+        "zookeeper.ssl.client.enable": "true",
+        "zookeeper.ssl.keystore.type": "PEM", "zookeeper.ssl.keystore.location": str(d / "node.keystore.pem"),
+        "zookeeper.ssl.truststore.type": "PEM", "zookeeper.ssl.truststore.location": str(d / "ca.crt"),
+    }, comment="ZooKeeper over TLS"))  # fmt: skip
+
+    def cli(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "controller.cli", *argv], capture_output=True, text=True,
+                              timeout=120)  # fmt: skip
+
+    got = cli("zk", "get", "/controller", "--zookeeper", tls_stack.zookeeper, "--zk-tls-config-file", str(config))
+    assert got.returncode == 0, got.stderr
+    assert json.loads(got.stdout)["decoded"]["broker_id"] in {n.broker_id for n in tls_stack.nodes}
+
+    out = tmp_path / "snapshot.jsonl"
+    exported = cli("snapshot", "export", "--zookeeper", tls_stack.zookeeper, "--zk-tls-config-file", str(config),
+                   "--output", str(out))  # fmt: skip
+    assert exported.returncode == 0, exported.stderr
+    assert any('"/brokers/ids' in line for line in out.read_text().splitlines())
+
+    plan = cli("lockdown", "plan", "--zookeeper", tls_stack.zookeeper, "--zk-tls-config-file", str(config),
+               "--controller-identity", "digest:kafka:secret")  # fmt: skip
+    assert plan.returncode == 0, plan.stderr
+
+    plain = cli("zk", "get", "/controller", "--zookeeper", tls_stack.zookeeper, "--timeout", "3")
+    assert plain.returncode == 2 and "cannot connect to ZooKeeper" in plain.stderr
+
+    bad = tmp_path / "bad.properties"
+    bad.write_text("zookeeper.ssl.client.enable=true\nzookeeper.ssl.truststore.type=PEM\n"
+                   f"zookeeper.ssl.truststore.location={tmp_path / 'missing.pem'}\n")  # fmt: skip
+    refused = cli("zk", "get", "/controller", "--zookeeper", tls_stack.zookeeper, "--zk-tls-config-file", str(bad))
+    assert refused.returncode == 2
+    assert "--zk-tls-config-file" in refused.stderr and "zookeeper.ssl.truststore.location" in refused.stderr
+    assert "Traceback" not in refused.stderr + plain.stderr
