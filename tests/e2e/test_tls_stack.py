@@ -128,22 +128,6 @@ def test_the_reassign_tool_over_ssl_with_its_command_config(tls_stack: Stack, tm
     assert "No partition reassignments found." in done.stdout
 
 
-def test_controlled_shutdown_over_the_ssl_inter_broker_listener(tls_stack: Stack) -> None:
-    """Last in this module (it stops a node): a broker's ControlledShutdown reaches the controller over SSL."""
-    zk = tls_zk(tls_stack)
-    zk.start(timeout=20)
-    try:
-        data, _stat = zk.get("/controller")
-        cid = int(json.loads(data)["brokerid"])
-    finally:
-        zk.stop()
-    broker = next(n for n in tls_stack.nodes if n.broker_id != cid)
-    tls_stack.stop_node(broker)
-    log = broker.log_path.read_text(errors="replace")
-    assert f"controlled shutdown of broker {broker.broker_id} succeeded" in log, log[-3000:]
-    assert "controlled shutdown attempt" not in log
-
-
 def test_the_health_check_over_ssl_with_its_command_config(tls_stack: Stack, tmp_path: Path) -> None:
     """The compose health check on a TLS-only listener: ``bridgekeeper health`` takes Kafka's client properties
     as Kafka's tools do; without them it reports the node unhealthy, with unusable ones it exits 2 naming why."""
@@ -216,3 +200,19 @@ def test_the_zookeeper_tools_over_tls_with_kafkas_zk_tls_config_file(tls_stack: 
     assert refused.returncode == 2
     assert "--zk-tls-config-file" in refused.stderr and "zookeeper.ssl.truststore.location" in refused.stderr
     assert "Traceback" not in refused.stderr + plain.stderr
+
+
+def test_controlled_shutdown_over_the_ssl_inter_broker_listener(tls_stack: Stack) -> None:
+    """Last in this module (it stops a node): a broker's ControlledShutdown reaches the controller over SSL."""
+    zk = tls_zk(tls_stack)
+    zk.start(timeout=20)
+    try:
+        data, _stat = zk.get("/controller")
+        cid = int(json.loads(data)["brokerid"])
+    finally:
+        zk.stop()
+    broker = next(n for n in tls_stack.nodes if n.broker_id != cid)
+    tls_stack.stop_node(broker)
+    log = broker.log_path.read_text(errors="replace")
+    assert f"controlled shutdown of broker {broker.broker_id} succeeded" in log, log[-3000:]
+    assert "controlled shutdown attempt" not in log
