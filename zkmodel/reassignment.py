@@ -25,21 +25,19 @@ class ReplicaAssignment:
     @property
     def origin(self) -> Replicas:
         """ORS = RS - AR: where the partition was before the move."""
-        if not self.adding:
-            return self.replicas
-        found: Replicas | None = self.__dict__.get("_origin")
-        if found is None:
-            found = self.__dict__["_origin"] = tuple(r for r in self.replicas if r not in self.adding)
-        return found
+        return self._without("_origin", self.adding)
 
     @property
     def target(self) -> Replicas:
         """TRS = RS - RR: where the partition will be after the move."""
-        if not self.removing:
+        return self._without("_target", self.removing)
+
+    def _without(self, slot: str, excluded: Replicas) -> Replicas:
+        if not excluded:
             return self.replicas
-        found: Replicas | None = self.__dict__.get("_target")
+        found: Replicas | None = self.__dict__.get(slot)
         if found is None:
-            found = self.__dict__["_target"] = tuple(r for r in self.replicas if r not in self.removing)
+            found = self.__dict__[slot] = tuple(r for r in self.replicas if r not in excluded)
         return found
 
     @property

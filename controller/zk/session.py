@@ -10,12 +10,13 @@ Which methods are compare-and-set is in their names: ``create_only`` and ``set_i
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -91,6 +92,21 @@ class ZkReadTimeout(ZkUnavailable, TimeoutError):
     """A bulk read (multiRead, a burst of watches) did not complete within its deadline: ZooKeeper is
     unreachable or stalled, as for any call that gives up (:class:`ZkUnavailable`), so callers that handle
     ZooKeeper being away handle this too; still a ``TimeoutError`` for callers that wait on reads."""
+
+
+@contextlib.contextmanager
+def _watch_errors(what: str) -> Iterator[None]:
+    """The watch requests' errors in the session's vocabulary: no answer in time, the session gone, or the
+    connection dropped under the request (a CI failover run met it as a raw ConnectionLoss, BK-UNEXPECTED):
+    the caller retries or defers as for any ZooKeeper outage."""
+    try:
+        yield
+    except TimeoutError as exc:
+        raise ZkReadTimeout(str(exc)) from None
+    except (SessionExpiredError, SessionMovedError) as exc:
+        raise SessionLost(f"{what}: {exc!r}") from exc
+    except ConnectionLoss as exc:
+        raise ZkUnavailable(f"{what}: {exc!r}") from exc
 
 
 class ZkSession:
@@ -417,32 +433,18 @@ class ZkSession:
         """Leave a data watch on each path in a few SetWatches requests (:mod:`controller.zk.setwatches`); a
         znode changed after ``since_zxid`` (take :attr:`last_zxid` before reading it) or gone fires at once.
         ``missing`` (found absent) get exists watches, which fire at once if they were created since."""
-        try:
+        with _watch_errors(f"watches on {len(paths)} znodes"):
             setwatches.set_data_watches(
                 self.client, paths, watch, since_zxid, timeout=self.bulk_timeout_s, missing=missing
             )
-        except TimeoutError as exc:
-            raise ZkReadTimeout(str(exc)) from None
-        except (SessionExpiredError, SessionMovedError) as exc:
-            raise SessionLost(f"watches on {len(paths)} znodes: {exc!r}") from exc
-        except ConnectionLoss as exc:
-            # the connection dropped under the request (a CI failover run met it as a raw ConnectionLoss,
-            # BK-UNEXPECTED): the caller retries or defers as for any ZooKeeper outage
-            raise ZkUnavailable(f"watches on {len(paths)} znodes: {exc!r}") from exc
 
     def unwatch_data(self, paths: Sequence[str], watch: Callable[[Any], None]) -> int:
         """Take ``watch`` off ``paths`` (:func:`controller.zk.setwatches.remove_data_watches`): a path left
         without watchers is forgotten by kazoo, and by the server when it is known to answer multiRead (3.6+,
         so removeWatches too). Returns the paths dropped."""
         server = multiread.known_multi_read_support(self.client) is True
-        try:
+        with _watch_errors(f"removing watches on {len(paths)} znodes"):
             return setwatches.remove_data_watches(self.client, paths, watch, timeout=self.bulk_timeout_s, server=server)
-        except TimeoutError as exc:
-            raise ZkReadTimeout(str(exc)) from None
-        except (SessionExpiredError, SessionMovedError) as exc:
-            raise SessionLost(f"removing watches on {len(paths)} znodes: {exc!r}") from exc
-        except ConnectionLoss as exc:
-            raise ZkUnavailable(f"removing watches on {len(paths)} znodes: {exc!r}") from exc
 
     # -- writes for node-owned (not controller-owned) paths ------------------------------------------
     def multi(self, ops: Sequence[Op], *, what: str, write: str, refusal_in_doubt: bool = False) -> list[Any]:

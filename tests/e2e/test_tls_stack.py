@@ -41,6 +41,13 @@ def tls_zk(stack: Stack) -> KazooClient:
                        keyfile=str(d / "client.key"), verify_certs=True, check_hostname=True)  # fmt: skip
 
 
+def ssl_client_properties(path: Path, ca: Path) -> Path:
+    """A Kafka client properties file for an SSL listener whose certificate ``ca`` signed."""
+    path.write_text(dump_properties({"security.protocol": "SSL", "ssl.truststore.type": "PEM",
+                                     "ssl.truststore.location": str(ca)}, comment="an SSL client"))  # fmt: skip
+    return path
+
+
 def test_the_tls_stack_serves_ssl_clients_on_a_tls_only_zookeeper(tls_stack: Stack) -> None:
     assert tls_stack.tls_dir is not None
     secure = tls_stack.zk.secure_connect_string
@@ -115,11 +122,7 @@ def test_zookeeper_tls_failures_stop_the_node_with_the_reason(tls_stack: Stack, 
 def test_the_reassign_tool_over_ssl_with_its_command_config(tls_stack: Stack, tmp_path: Path) -> None:
     """Operators point ``bridgekeeper reassign`` at a TLS cluster as they point Kafka's tool: --command-config."""
     assert tls_stack.tls_dir is not None
-    config = tmp_path / "client.properties"
-    config.write_text(dump_properties({
-        "security.protocol": "SSL", "ssl.truststore.type": "PEM",
-        "ssl.truststore.location": str(tls_stack.tls_dir / "ca.crt"),
-    }, comment="an SSL client"))  # fmt: skip
+    config = ssl_client_properties(tmp_path / "client.properties", tls_stack.tls_dir / "ca.crt")
     bootstrap = ",".join(f"127.0.0.1:{n.port}" for n in tls_stack.nodes)
     done = subprocess.run([sys.executable, "-m", "controller.cli", "reassign", "--bootstrap-server", bootstrap,
                            "--command-config", str(config), "--list"], capture_output=True, text=True,
@@ -132,16 +135,8 @@ def test_the_health_check_over_ssl_with_its_command_config(tls_stack: Stack, tmp
     """The compose health check on a TLS-only listener: ``bridgekeeper health`` takes Kafka's client properties
     as Kafka's tools do; without them it reports the node unhealthy, with unusable ones it exits 2 naming why."""
     assert tls_stack.tls_dir is not None
-    good = tmp_path / "client.properties"
-    good.write_text(dump_properties({
-        "security.protocol": "SSL", "ssl.truststore.type": "PEM",
-        "ssl.truststore.location": str(tls_stack.tls_dir / "ca.crt"),
-    }, comment="an SSL client"))  # fmt: skip
-    broken = tmp_path / "broken.properties"
-    broken.write_text(dump_properties({
-        "security.protocol": "SSL", "ssl.truststore.type": "PEM",
-        "ssl.truststore.location": str(tmp_path / "missing.crt"),
-    }, comment="a truststore that is not there"))  # fmt: skip
+    good = ssl_client_properties(tmp_path / "client.properties", tls_stack.tls_dir / "ca.crt")
+    broken = ssl_client_properties(tmp_path / "broken.properties", tmp_path / "missing.crt")
     address = f"127.0.0.1:{tls_stack.nodes[0].port}"
 
     def health(*extra: str) -> subprocess.CompletedProcess[str]:
