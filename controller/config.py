@@ -1174,6 +1174,23 @@ def config_from_properties(raw: Mapping[str, str], *, warnings: tuple[str, ...] 
 _NO_OVERRIDES: Mapping[str, str] = MappingProxyType({})
 
 
+def read_properties(path: str) -> dict[str, str]:
+    """A tool's properties file (``--command-config``, ``--zk-tls-config-file``) as Kafka's ``Utils.loadProps``
+    reads it: ISO 8859-1, ``java.util.Properties`` syntax. Raises ValueError naming the file, in Java's words
+    for a missing one."""
+    try:
+        with open(path, encoding="latin-1") as f:
+            text = f.read()
+    except FileNotFoundError:
+        raise ValueError(f"{path} (No such file or directory)") from None
+    except OSError as exc:
+        raise ValueError(f"{path} ({exc.strerror or exc})") from None
+    try:
+        return parse_properties(text, source=path)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
 def load_config(path: str | None, overrides: Mapping[str, str] = _NO_OVERRIDES) -> NodeConfig:
     """Read ``path`` (a Kafka-style properties file; None = none) and apply ``overrides`` on top.
 

@@ -37,19 +37,14 @@ class _TlsFiles:
     attempt), kept for the process's life and removed at exit: the tools are short-lived commands."""
 
     def __init__(self, config_file: str) -> None:
-        from controller.config import parse_properties
+        from controller.config import read_properties
         from controller.config_tls import TlsConfigError, zookeeper_tls_settings
         from controller.zk.session import ZkTls
 
+        props = read_properties(config_file)  # ValueError naming the file
         try:
-            with open(config_file, encoding="latin-1") as f:  # java.util.Properties reads ISO 8859-1
-                props = parse_properties(f.read(), source=config_file)
             settings = zookeeper_tls_settings(props)
-        except FileNotFoundError:
-            raise ValueError(f"{config_file} (No such file or directory)") from None
-        except OSError as exc:
-            raise ValueError(f"{config_file} ({exc.strerror or exc})") from None
-        except (TlsConfigError, ValueError) as exc:
+        except TlsConfigError as exc:
             raise ValueError(f"{config_file}: {exc}") from None
         self.tls: ZkTls | None = None
         if settings is None:  # zookeeper.ssl.client.enable is not true: plaintext, as Kafka's tools do

@@ -77,7 +77,9 @@ class Reassigner:
         complete: dict[TopicPartition, None] = {}
         tps = list(tps)
         # the partition epochs the caller decided on: only a state re-read since (a lost race) is looked at again
-        decided = {tp: i.partition_epoch for tp in tps if (i := self.ctx.partition(tp)) is not None}
+        decided: dict[TopicPartition, int] = {}
+        if unless_complete:
+            decided = {tp: i.partition_epoch for tp in tps if (i := self.ctx.partition(tp)) is not None}
 
         def bump(tp: TopicPartition, info: PartitionInfo) -> PartitionState | None:
             state = info.state

@@ -11,7 +11,7 @@ import ssl
 
 from kio.schema.api_versions.v3.request import ApiVersionsRequest
 
-from controller.config import parse_properties
+from controller.config import read_properties
 from controller.config_tls import TlsConfigError, tls_settings
 from controller.wire.client import ClientError, KafkaClient
 
@@ -27,14 +27,9 @@ def client_tls(path: str) -> ssl.SSLContext | None:
     """The TLS context ``path`` (Kafka client properties) asks for; None for a plaintext security protocol.
     Keys other than ``security.protocol`` and ``ssl.*`` change nothing here (ApiVersions needs no login)."""
     try:
-        with open(path, encoding="latin-1") as f:  # java.util.Properties.load(InputStream) reads ISO 8859-1
-            props = parse_properties(f.read(), source=path)
-    except FileNotFoundError:
-        raise HealthConfigError(f"{path} (No such file or directory)") from None
-    except OSError as exc:
-        raise HealthConfigError(f"{path} ({exc.strerror or exc})") from None
+        props = read_properties(path)
     except ValueError as exc:
-        raise HealthConfigError(f"{path}: {exc}") from None
+        raise HealthConfigError(str(exc)) from None
     protocol = props.get("security.protocol", "PLAINTEXT").strip().upper()
     if protocol not in PROTOCOLS:
         raise HealthConfigError(

@@ -56,11 +56,10 @@ class NodeHandler(SequentialThreadingHandler):  # type: ignore[misc]  # kazoo is
         answered by ``poll(2)``. A closed or invalid descriptor raises ValueError, as kazoo's own does."""
         if timeout is not None and timeout < 0:
             raise ValueError("timeout must be non-negative")
+        wanted = [(obj, fileobj_to_fd(obj), mask) for objs, mask in ((rlist, _READ), (wlist, _WRITE)) for obj in objs]
         masks: dict[int, int] = {}
-        for objs, mask in ((rlist, _READ), (wlist, _WRITE)):
-            for obj in objs:
-                fd = fileobj_to_fd(obj)
-                masks[fd] = masks.get(fd, 0) | mask
+        for _obj, fd, mask in wanted:
+            masks[fd] = masks.get(fd, 0) | mask
         poller = select.poll()
         # mapped, not called by name: tests/unit/test_single_writer.py follows ZooKeeper writers by the names
         # they call, and the broker registration store has a ``register`` too
@@ -68,8 +67,8 @@ class NodeHandler(SequentialThreadingHandler):  # type: ignore[misc]  # kazoo is
         ready = dict(poller.poll(None if timeout is None else max(0, int(timeout * 1000 + 0.999))))
         if any(events & select.POLLNVAL for events in ready.values()):
             raise ValueError("Invalid event mask or fd")
-        readable = [o for o in rlist if ready.get(fileobj_to_fd(o), 0) & _READ]
-        writable = [o for o in wlist if ready.get(fileobj_to_fd(o), 0) & _WRITE]
+        readable = [obj for obj, fd, mask in wanted if mask == _READ and ready.get(fd, 0) & _READ]
+        writable = [obj for obj, fd, mask in wanted if mask == _WRITE and ready.get(fd, 0) & _WRITE]
         return readable, writable, []
 
     def dispatch_callback(self, callback: Any) -> None:

@@ -170,13 +170,23 @@ def set_data_watches(
             chunks[kind].append(path)
             size += length
     pending.append(_send(client, relative_zxid, *chunks))
+    _await_all(client, pending, timeout, f"SetWatches for {total} znodes")
+    return len(pending)
+
+
+def _await_all(
+    client: KazooClient, pending: Sequence[Any], timeout: float, what: str, ignore: tuple[type[Exception], ...] = ()
+) -> None:
+    """Every answer of ``pending`` within ``timeout`` s in all (TimeoutError naming ``what`` if not); an
+    answer raising one of ``ignore`` is fine, any other error is raised."""
     deadline = time.monotonic() + timeout
     for result in pending:
         try:
             result.get(timeout=max(deadline - time.monotonic(), 0.0))
+        except ignore:
+            pass
         except client.handler.timeout_exception:
-            raise TimeoutError(f"SetWatches for {total} znodes: no answer within {timeout:.0f}s") from None
-    return len(pending)
+            raise TimeoutError(f"{what}: no answer within {timeout:.0f}s") from None
 
 
 def _send(client: KazooClient, relative_zxid: int, paths: list[str], exist: list[str]) -> Any:
@@ -234,12 +244,5 @@ def remove_data_watches(
         result = client.handler.async_result()
         client._call(RemoveWatchesRequest(path), result)
         pending.append(result)
-    deadline = time.monotonic() + timeout
-    for result in pending:
-        try:
-            result.get(timeout=max(deadline - time.monotonic(), 0.0))
-        except NoWatcherError:
-            pass
-        except client.handler.timeout_exception:
-            raise TimeoutError(f"removeWatches for {len(dropped)} znodes: no answer within {timeout:.0f}s") from None
+    _await_all(client, pending, timeout, f"removeWatches for {len(dropped)} znodes", ignore=(NoWatcherError,))
     return len(dropped)

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from controller.config import parse_properties
+from controller.config import read_properties
 from controller.security.plain import parse_jaas_config
 
 CLIENT_ID = "reassign-partitions-tool"
@@ -81,16 +81,9 @@ _IGNORED = frozenset(
 def read_client_config(path: str) -> dict[str, str]:
     """The properties in ``path`` (Utils.loadProps); a missing or unreadable file names itself."""
     try:
-        with open(path, encoding="latin-1") as f:  # java.util.Properties.load(InputStream) reads ISO 8859-1
-            text = f.read()
-    except FileNotFoundError:
-        raise ClientConfigError(f"{path} (No such file or directory)") from None
-    except OSError as exc:
-        raise ClientConfigError(f"{path} ({exc.strerror or exc})") from None
-    try:
-        return parse_properties(text, source=path)
+        return read_properties(path)
     except ValueError as exc:
-        raise ClientConfigError(f"{path}: {exc}") from None
+        raise ClientConfigError(str(exc)) from None
 
 
 def admin_settings(
