@@ -1,59 +1,19 @@
-"""Fast population of a Kafka-shaped ZooKeeper tree for benchmarks and large tests.
-
-kazoo's ``create_async`` manages ~4,000 znodes/s on this machine; a write ``multi`` (opcode 14) of a few
-hundred creates, pipelined, is far faster. The multi is serialized here in one pass (kazoo's
-``TransactionRequest`` would rebuild every op in Python and cannot write null data, which Kafka's
-``/partitions`` nodes have), and its answer is decoded by kazoo's own ``Transaction.deserialize``.
+"""Fast population of a Kafka-shaped ZooKeeper tree for benchmarks and large tests, with the pipelined create
+multis of :mod:`controller.zk.bulk` (what ``snapshot restore`` writes with): the raw write rate every
+population-bound benchmark is measured against.
 """
 
 from __future__ import annotations
 
-import struct
-import time
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, ClassVar
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import RuntimeInconsistency
-from kazoo.protocol.serialization import Transaction
 
+from controller.zk.bulk import BulkWriteError, create_groups
 from zkmodel.topics import PartitionState, TopicAssignment
 from zkmodel.uuid import random_uuid
 
-_HEADER = struct.Struct("!iBi")
-_INT = struct.Struct("!i")
-_CREATE_HEADER = _HEADER.pack(1, False, -1)
-_DONE = _HEADER.pack(-1, True, -1)
-# vector<ACL> with world:anyone ALL (OPEN_ACL_UNSAFE), then flags = 0 (persistent)
-_OPEN_ACL_AND_FLAGS = _INT.pack(1) + _INT.pack(31) + _INT.pack(5) + b"world" + _INT.pack(6) + b"anyone" + _INT.pack(0)
-
 Node = tuple[str, bytes | None]
-
-
-class CreateMulti:
-    """A write ``multi`` of persistent creates (open ACL) for kazoo's connection; ``paths`` must carry the
-    client's chroot already. The result is kazoo's: created paths, or exceptions if the multi failed."""
-
-    type: ClassVar[int] = Transaction.type
-
-    def __init__(self, nodes: list[Node]) -> None:
-        self.nodes = nodes
-
-    def __repr__(self) -> str:
-        return f"CreateMulti({len(self.nodes)} creates)"
-
-    def serialize(self) -> bytes:
-        parts: list[bytes] = []
-        for path, data in self.nodes:
-            raw = path.encode()
-            parts += (_CREATE_HEADER, _INT.pack(len(raw)), raw)
-            parts += (_INT.pack(-1),) if data is None else (_INT.pack(len(data)), data)
-            parts.append(_OPEN_ACL_AND_FLAGS)
-        parts.append(_DONE)
-        return b"".join(parts)
-
-    deserialize = Transaction.deserialize
 
 
 def populate(
@@ -67,41 +27,13 @@ def populate(
 ) -> int:
     """Create ``nodes`` (parents before children, in order) with pipelined multis; returns the count.
     The parents of the first nodes must exist. Raises the first failed create's error."""
-    chroot = client.chroot or ""
-    window: deque[tuple[Any, int]] = deque()
-    created = 0
-    deadline = time.monotonic() + timeout
-
-    def drain_one() -> None:
-        nonlocal created
-        result, count = window.popleft()
-        answers = result.get(timeout=max(deadline - time.monotonic(), 0.001))
-        for answer in answers:
-            if isinstance(answer, Exception) and not isinstance(answer, RuntimeInconsistency):
-                raise answer
-        created += count
-        if progress is not None:
-            progress(created)
-
-    chunk: list[Node] = []
-    for path, data in nodes:
-        chunk.append((chroot + path, data))
-        if len(chunk) >= per_multi:
-            _send(client, chunk, window)
-            chunk = []
-            if len(window) >= in_flight:
-                drain_one()
-    if chunk:
-        _send(client, chunk, window)
-    while window:
-        drain_one()
-    return created
-
-
-def _send(client: KazooClient, chunk: list[Node], window: deque[tuple[Any, int]]) -> None:
-    result = client.handler.async_result()
-    client._call(CreateMulti(chunk), result)
-    window.append((result, len(chunk)))
+    try:
+        return create_groups(
+            client, ([node] for node in nodes), ops_per_multi=per_multi, in_flight=in_flight, progress=progress,
+            timeout=timeout,
+        )  # fmt: skip
+    except BulkWriteError as exc:
+        raise exc.cause from None
 
 
 def topic_names(topics: int) -> list[str]:

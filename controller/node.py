@@ -35,6 +35,7 @@ from controller.store.registration import (
     get_or_create_cluster_id,
 )
 from controller.store.scram import read_credential
+from controller.store.tree_copy import refuse_unfinished_copy
 from controller.wire.apikeys import supported_apis
 from controller.wire.authz import ALLOW_ALL, Authz
 from controller.wire.client import KafkaClient, open_channel
@@ -153,6 +154,7 @@ class Node:
         timeout = self.config.zookeeper_connection_timeout_ms / 1000
         self._ensure_chroot()
         self.session.start(timeout=timeout)
+        refuse_unfinished_copy(self.session)
         if self.controller_session is not self.session:
             self.controller_session.start(timeout=timeout)
         # Probe multiRead support now: an old server answers UNIMPLEMENTED by dropping the connection, which

@@ -120,8 +120,10 @@ def register(
     from migrate.rehearse.cli import register as register_rehearse
     from migrate.snapshot.cli import register as register_snapshot
     from migrate.snapshot.synth_cli import register as register_synth
+    from migrate.twin.cli import extend_up
 
     register_snapshot(sub)
+    extend_up(sub.choices["up"])
     register_lockdown(sub)
     register_rehearse(sub)
     pipeline = sub.add_parser(

@@ -30,6 +30,11 @@ ACL_LITERAL_CHANGES = "/kafka-acl-changes"
 ACL_EXTENDED = "/kafka-acl-extended"
 ACL_EXTENDED_CHANGES = "/kafka-acl-extended-changes"
 ACL_CHANGE_PREFIX = "acl_changes_"
+#: Present while ``snapshot restore`` copies a tree into a chroot, removed when the copy is whole: a node
+#: refuses to start on a chroot holding it, so a copy that stopped halfway is never served as a cluster.
+RESTORE_IN_PROGRESS = "/bridgekeeper_restore_in_progress"
+#: What ``snapshot restore`` refuses to write over: a chroot holding any of these already holds a cluster.
+KAFKA_METADATA_ROOTS = (BROKERS, CONTROLLER, CONFIG, ADMIN)
 
 #: ZkData.PersistentZkPaths: created (empty) by every broker at start.
 PERSISTENT_PATHS = (

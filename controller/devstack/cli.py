@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -56,15 +57,11 @@ def tls_hint(stack: Stack) -> str:
 
 def cmd_up(args: argparse.Namespace) -> int:
     from controller.config import ConfigError, parse_overrides
-    from controller.devstack.localzk import ZooKeeperError
     from controller.devstack.stack import Stack, StackError
-
-    def say(msg: str) -> None:
-        print(msg, flush=True)
 
     try:
         stack = Stack(
-            nodes=args.nodes,
+            nodes=3 if args.nodes is None else args.nodes,
             data_dir=Path(args.data_dir).resolve() if args.data_dir else None,
             base_port=args.base_port,
             ibp=args.ibp,
@@ -75,8 +72,20 @@ def cmd_up(args: argparse.Namespace) -> int:
     except (StackError, ConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    return run_stack(stack)
+
+
+def run_stack(stack: Stack, *, timeout: float = 60.0, notes: Callable[[Stack], list[str]] | None = None) -> int:
+    """Start ``stack``, print its READY line (and ``notes`` after it), serve until SIGINT/SIGTERM, stop it.
+    Exit 2 for a node configuration refused before anything started, 1 for anything else that failed."""
+    from controller.devstack.localzk import ZooKeeperError
+    from controller.devstack.stack import StackError
+
+    def say(msg: str) -> None:
+        print(msg, flush=True)
+
     try:
-        stack.start(progress=say)
+        stack.start(progress=say, timeout=timeout)
     except StackError as exc:
         print(f"error: {exc}", file=sys.stderr)
         stack.stop()
@@ -85,10 +94,16 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         stack.stop()
         return 1
+    except KeyboardInterrupt:
+        print("interrupted: stopping", file=sys.stderr)
+        stack.stop()
+        return 130
     try:
         say(stack.ready_line())
         if stack.tls_dir is not None:
             say(tls_hint(stack))
+        for line in notes(stack) if notes is not None else ():
+            say(line)
         say("press Ctrl-C to stop")
         wait_for_stop_signal()
     finally:
@@ -102,7 +117,7 @@ def register(
 ) -> None:
     """Add ``up`` to the root commands and ``run`` to the ``zk`` group."""
     up = sub.add_parser("up", help="run a local ZooKeeper and N nodes in the foreground until Ctrl-C")
-    up.add_argument("--nodes", type=positive_int, default=3, help="number of nodes (broker+controller), default 3")
+    up.add_argument("--nodes", type=positive_int, default=None, help="number of nodes (broker+controller), default 3")
     up.add_argument("--data-dir", default=None, help="keep ZooKeeper data, node configs and logs here")
     up.add_argument("--base-port", type=port, default=None, help="ZooKeeper on P, node i on P+i, metrics on P+100+i")
     up.add_argument("--ibp", default=None, help="inter.broker.protocol.version for every node (default 3.9-IV0)")

@@ -11,7 +11,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,10 +59,21 @@ class Stack:
         zk_servers: int = 1,
         node_overrides: Mapping[int, Mapping[str, str]] | None = None,
         tls: bool = False,
+        broker_ids: Sequence[int] | None = None,
+        racks: Mapping[int, str] | None = None,
+        before_nodes: Callable[[Stack], None] | None = None,
     ) -> None:
-        if nodes < 1:
+        if nodes < 1 and not broker_ids:
             raise StackError("--nodes must be at least 1")
-        self.n = nodes
+        #: The nodes' broker ids: 1..nodes, or a twin's production ids (each node's ports still follow its
+        #: position in this list, so --base-port keeps its meaning).
+        self.broker_ids = list(broker_ids) if broker_ids else list(range(1, nodes + 1))
+        if len(set(self.broker_ids)) != len(self.broker_ids) or min(self.broker_ids) < 0:
+            raise StackError(f"broker ids must be distinct and not negative, got {self.broker_ids}")
+        self.n = len(self.broker_ids)
+        self.racks = dict(racks or {})
+        #: Run after ZooKeeper serves and before any node starts (a twin's restore).
+        self.before_nodes = before_nodes
         self._owns_dir = data_dir is None
         self.data_dir = Path(tempfile.mkdtemp(prefix="bk-stack-")) if data_dir is None else data_dir
         self.base_port = base_port
@@ -124,6 +135,8 @@ class Stack:
             raw.update(self._tls_config())
         if self.ibp is not None:
             raw["inter.broker.protocol.version"] = self.ibp
+        if broker_id in self.racks:
+            raw["broker.rack"] = self.racks[broker_id]
         raw.update(self.overrides)
         raw.update(self.node_overrides.get(broker_id, {}))
         return raw
@@ -140,20 +153,22 @@ class Stack:
         (self.data_dir).mkdir(parents=True, exist_ok=True)
         # Validate every node's config before starting anything, so a bad --set names its key at once.
         planned = []
-        for i in range(1, self.n + 1):
+        for i, broker_id in enumerate(self.broker_ids, start=1):
             port, metrics_port = self._ports(i)
-            raw = self.node_config(i, port, metrics_port)
+            raw = self.node_config(broker_id, port, metrics_port)
             raw["zookeeper.connect"] = "127.0.0.1:2181" + CHROOT  # placeholder until ZooKeeper has a port
             try:
                 load_config(None, raw)
             except ConfigError as exc:
                 raise StackError(f"invalid node configuration: {exc}") from None
-            planned.append((i, port, metrics_port))
+            planned.append((broker_id, port, metrics_port))
         say(f"starting ZooKeeper ({self.zk.servers} server{'s' if self.zk.servers > 1 else ''}) ...")
         self.zk.start()
         say(f"ZooKeeper serving on {self.zk.connect_string}" + (
             f" (TLS-only: {self.zk.secure_connect_string})" if self.tls_dir is not None else ""
         ))  # fmt: skip
+        if self.before_nodes is not None:
+            self.before_nodes(self)
         for i, port, metrics_port in planned:
             node_dir = self.data_dir / f"node-{i}"
             node_dir.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,8 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -37,7 +38,7 @@ from kazoo.retry import KazooRetry
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_delay, wait_exponential
 
 from controller.logtags import UNEXPECTED
-from controller.zk import multiread, setwatches
+from controller.zk import bulk, multiread, setwatches
 from controller.zk.acls import AclPolicy, kafka_policy, kazoo_acls
 from controller.zk.handler import NodeHandler
 from controller.zk.ops import Op, build_transaction
@@ -415,6 +416,57 @@ class ZkSession:
         """setACL at any aversion (as ZkSecurityMigrator does); ``acls`` as (perms, scheme, id)."""
         entries = kazoo_acls(acls)
         self.call(lambda: self.client.set_acls_async(path, entries, -1), what=f"setACL {path}", write=write)
+
+    def create_tree(
+        self, groups: Iterable[Sequence[tuple[str, bytes | None]]], *, progress: Callable[[int], None] | None = None
+    ) -> int:
+        """Create every znode of ``groups`` (persistent, open ACL, parents first) in pipelined write multis, a
+        group in one multi where it fits (:func:`controller.zk.bulk.create_groups`); *unfenced*, for a tree
+        copied into an empty chroot. Raises :class:`controller.zk.bulk.BulkWriteError` saying how many are
+        certainly written."""
+        return bulk.create_groups(self.client, groups, progress=progress, timeout=self.bulk_timeout_s)
+
+    def set_acls_pipelined(
+        self,
+        acls: Iterable[tuple[str, Sequence[tuple[int, str, str]]]],
+        *,
+        in_flight: int = 1000,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """setACL at any aversion on each (path, ACL), ``in_flight`` requests at a time (ZooKeeper's multi
+        carries no setACL); returns the count. The first refusal (an invalid ACL, a missing znode) is raised as
+        :class:`controller.zk.bulk.BulkWriteError` after the requests already sent have been answered."""
+        window: deque[tuple[str, Any]] = deque()
+        done = 0
+        failure: bulk.BulkWriteError | None = None
+
+        def drain() -> None:
+            nonlocal done, failure
+            path, pending = window.popleft()
+            try:
+                pending.get(timeout=self.bulk_timeout_s)
+            except Exception as exc:  # a refusal, a lost connection or no answer in time: reported with its path
+                failure = failure or bulk.BulkWriteError(done, path, exc)
+            else:
+                done += 1
+                if progress is not None and done % 1000 == 0:
+                    progress(done)
+
+        try:
+            for path, acl in acls:
+                window.append((path, self.client.set_acls_async(path, kazoo_acls(acl), -1)))
+                while len(window) >= in_flight:
+                    drain()
+                if failure is not None:
+                    break
+        finally:
+            while window:
+                drain()
+        if failure is not None:
+            raise failure
+        if progress is not None:
+            progress(done)
+        return done
 
     def probe_multi_read(self, timeout: float) -> bool:
         """Whether the server answers multiRead (probed once, cached). An old server answers by dropping the

@@ -32,7 +32,7 @@ KAZOO_RECEIVER = re.compile(r"(client|^zk$|^root$|^t$|txn|transaction)", re.IGNO
 #: ZkSession's write primitives (node-owned paths; unfenced), counted on a session-like receiver.
 SESSION_WRITES = {
     "create_only", "set_if_version", "ensure_persistent", "multi", "delete", "create_sequential",
-    "set_unconditionally",
+    "set_unconditionally", "create_tree", "set_acls_pipelined",
 }  # fmt: skip
 SESSION_RECEIVER = re.compile(r"(session|^s$)", re.IGNORECASE)
 #: what builds a raw multi, wherever it is called

@@ -1,0 +1,60 @@
+"""A Kafka tree copied into an empty chroot (``snapshot restore``): the only writer of whole trees.
+
+The copy is bracketed by :data:`zkmodel.paths.RESTORE_IN_PROGRESS`: created before the first znode, deleted
+after the last ACL, and a node refuses to start while it is there (:func:`refuse_unfinished_copy`). Inside the
+bracket each topic's subtree lands in one multi where it fits, so even a chroot whose marker was removed by
+hand holds whole topics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+from controller.zk.session import ZkSession, ZkTls, ensure_chroot
+from zkmodel import paths
+
+Znode = tuple[str, bytes | None]
+
+
+def kafka_metadata_present(session: ZkSession) -> list[str]:
+    """Which of Kafka's roots (and an unfinished copy's marker) the session's chroot holds already."""
+    return [p for p in (*paths.KAFKA_METADATA_ROOTS, paths.RESTORE_IN_PROGRESS) if session.exists(p) is not None]
+
+
+def ensure_root(hosts: str, chroot: str, timeout: float, tls: ZkTls | None = None) -> None:
+    """Create the target chroot if it is missing (a chrooted session cannot create its own root)."""
+    ensure_chroot(hosts, chroot, timeout, tls)
+
+
+def begin(session: ZkSession, description: bytes) -> bool:
+    """Mark the chroot as being copied into; False if it already was (another copy got there first)."""
+    return session.create_only(paths.RESTORE_IN_PROGRESS, description, write="restore")
+
+
+def write(session: ZkSession, groups: Iterable[Sequence[Znode]], progress: Callable[[int], None] | None = None) -> int:
+    """Create the znodes (parents first, a group in one multi where it fits); see :meth:`ZkSession.create_tree`."""
+    return session.create_tree(groups, progress=progress)
+
+
+def set_acls(
+    session: ZkSession,
+    acls: Iterable[tuple[str, Sequence[tuple[int, str, str]]]],
+    progress: Callable[[int], None] | None = None,
+) -> int:
+    """Give copied znodes their recorded ACLs. Every znode is created open first and closed afterwards, since a
+    recorded parent ACL may not grant this session CREATE for the children."""
+    return session.set_acls_pipelined(acls, progress=progress)
+
+
+def finish(session: ZkSession) -> None:
+    """The copy is whole: take the marker away."""
+    session.delete(paths.RESTORE_IN_PROGRESS, write="restore")
+
+
+def refuse_unfinished_copy(session: ZkSession) -> None:
+    """Raise ValueError when the chroot holds a copy that did not finish (a node must not serve half a tree)."""
+    if session.exists(paths.RESTORE_IN_PROGRESS) is not None:
+        raise ValueError(
+            f"this chroot holds a snapshot restore that did not finish ({paths.RESTORE_IN_PROGRESS} is present): "
+            "restore again into a fresh chroot"
+        )

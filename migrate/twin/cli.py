@@ -1,0 +1,84 @@
+"""``bridgekeeper up --from-snapshot ROWS``: the local stack as a twin of the cluster the rows came from.
+
+The flags are added to ``up`` here, beside the tool they need (``snapshot restore``), so the node's package never
+imports the operator tools; without ``--from-snapshot``, ``up`` runs as it always does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from controller.cliutil import positive_int
+from migrate.snapshot.restore_cli import add_restore_flags
+
+
+def extend_up(up: argparse.ArgumentParser) -> None:
+    plain: Callable[[argparse.Namespace], int] = up.get_default("func")
+    twin = up.add_argument_group("a twin of a production cluster (--from-snapshot)")
+    twin.add_argument(
+        "--from-snapshot",
+        nargs="+",
+        metavar="ROWS",
+        help="restore these rows (snapshot export/parse output: files or directories) into the sandbox ZooKeeper, "
+        "then start one node per broker registered in them, with its broker id and rack",
+    )
+    twin.add_argument(
+        "--start-missing", action="store_true", help="also start brokers the assignments name but no znode registers"
+    )
+    twin.add_argument("--max-nodes", type=positive_int, default=None, help="start at most N nodes (controller first)")
+    add_restore_flags(twin)
+
+    def cmd(args: argparse.Namespace) -> int:
+        return cmd_up_twin(args) if args.from_snapshot else plain(args)
+
+    up.set_defaults(func=cmd)
+
+
+def cmd_up_twin(args: argparse.Namespace) -> int:
+    from controller.config import ConfigError, parse_overrides
+    from controller.devstack.cli import run_stack
+    from controller.devstack.stack import Stack, StackError
+    from migrate.snapshot.restore import RestoreInputError, plan, row_files
+    from migrate.twin.nodes import TwinError, choose, restore_before_nodes, start_timeout
+
+    if args.nodes is not None:
+        return _usage("--nodes and --from-snapshot: a twin starts one node per broker registered in the rows")
+    try:
+        files = row_files(args.from_snapshot)
+        p = plan(files, source_chroot=args.source_chroot, acls=args.acls, keep_credentials=args.keep_credentials)
+        twin = choose(p, start_missing=args.start_missing, max_nodes=args.max_nodes)
+        overrides = parse_overrides(args.set)
+    except (RestoreInputError, TwinError, ConfigError) as exc:
+        return _usage(str(exc))
+
+    def say(msg: str) -> None:
+        print(msg, flush=True)
+
+    for line in twin.notes():
+        say(line)
+    try:
+        stack = Stack(
+            nodes=len(twin.broker_ids),
+            broker_ids=twin.broker_ids,
+            racks=twin.racks,
+            data_dir=Path(args.data_dir).resolve() if args.data_dir else None,
+            base_port=args.base_port,
+            ibp=args.ibp,
+            overrides=overrides,
+            zk_servers=args.zk_servers,
+            tls=args.tls,
+            before_nodes=restore_before_nodes(
+                files, p, acls=args.acls, keep_credentials=args.keep_credentials, say=say
+            ),
+        )
+    except StackError as exc:
+        return _usage(str(exc))
+    return run_stack(stack, timeout=start_timeout(p, len(twin.broker_ids)), notes=lambda _s: twin.notes())
+
+
+def _usage(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
