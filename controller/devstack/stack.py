@@ -62,6 +62,7 @@ class Stack:
         broker_ids: Sequence[int] | None = None,
         racks: Mapping[int, str] | None = None,
         before_nodes: Callable[[Stack], None] | None = None,
+        after_nodes: Callable[[Stack], None] | None = None,
     ) -> None:
         if nodes < 1 and not broker_ids:
             raise StackError("--nodes must be at least 1")
@@ -72,8 +73,10 @@ class Stack:
             raise StackError(f"broker ids must be distinct and not negative, got {self.broker_ids}")
         self.n = len(self.broker_ids)
         self.racks = dict(racks or {})
-        #: Run after ZooKeeper serves and before any node starts (a twin's restore).
+        #: Run after ZooKeeper serves and before any node starts (a twin's restore), and once every node is
+        #: ready (a twin releasing the election it held until all its brokers were registered).
         self.before_nodes = before_nodes
+        self.after_nodes = after_nodes
         self._owns_dir = data_dir is None
         self.data_dir = Path(tempfile.mkdtemp(prefix="bk-stack-")) if data_dir is None else data_dir
         self.base_port = base_port
@@ -183,6 +186,8 @@ class Stack:
         for node in self.nodes:
             self._await_ready(node, deadline)
             say(f"node {node.broker_id} ready on 127.0.0.1:{node.port}")
+        if self.after_nodes is not None:
+            self.after_nodes(self)
 
     def _launch(self, node: NodeProcess) -> None:
         log = node.log_path.open("ab")

@@ -8,6 +8,7 @@ hand holds whole topics.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Sequence
 
 from controller.zk.session import ZkSession, ZkTls, ensure_chroot
@@ -49,6 +50,26 @@ def set_acls(
 def finish(session: ZkSession) -> None:
     """The copy is whole: take the marker away."""
     session.delete(paths.RESTORE_IN_PROGRESS, write="restore")
+
+
+#: The broker id a held election names in ``/controller``: no node takes it (Kafka's ids are int32, 0 and up).
+HOLDER_ID = 2**31 - 1
+
+
+def hold_election(session: ZkSession) -> bool:
+    """Take ``/controller`` with this session (an ephemeral naming :data:`HOLDER_ID`), so that nodes started now
+    register and wait instead of electing one of them while the others are still starting: a controller elected
+    alone marks every other broker's partitions offline and moves their leaders, which a copy of a running
+    cluster must not do. False if a controller already holds it."""
+    payload = b'{"version":1,"brokerid":%d,"timestamp":"%d"}' % (HOLDER_ID, int(time.time() * 1000))
+    return session.create_only(paths.CONTROLLER, payload, ephemeral=True, write="election hold")
+
+
+def release_election(session: ZkSession) -> None:
+    """Give ``/controller`` up (the nodes waiting on it elect one of themselves at once)."""
+    stat = session.exists(paths.CONTROLLER)
+    if stat is not None and stat.ephemeralOwner == session.session_id:
+        session.delete(paths.CONTROLLER, stat.version, write="election hold")
 
 
 def refuse_unfinished_copy(session: ZkSession) -> None:

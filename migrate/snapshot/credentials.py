@@ -59,16 +59,23 @@ class Redaction:
 
 
 def redact(path: str, data: bytes | None, tally: Redaction) -> tuple[bool, bytes | None]:
-    """``(keep, data)`` for one znode (its path relative to Kafka's chroot): the data with its secrets taken
-    out and re-encoded, the same bytes when it holds none, or ``keep=False`` for a znode that is a secret."""
-    if path.startswith(TOKENS) and "/" not in path[len(TOKENS) :]:
+    """``(keep, data)`` for one znode: the data with its secrets taken out and re-encoded, the same bytes when it
+    holds none, or ``keep=False`` for a znode that is a secret. The path may carry a chroot (an export of
+    ``/kafka`` from ZooKeeper's root): the kinds are told by their last components."""
+    if _is_entry(path, TOKENS):
         tally.tokens += 1
         return False, None
-    if path.startswith(USERS) and "/" not in path[len(USERS) :]:
+    if _is_entry(path, USERS):
         return _strip(data, lambda key: key in SCRAM_KEYS, tally, "scram")
-    if path.startswith(BROKER_CONFIGS) and "/" not in path[len(BROKER_CONFIGS) :]:
+    if _is_entry(path, BROKER_CONFIGS):
         return _strip(data, is_password_config, tally, "passwords")
     return True, data
+
+
+def _is_entry(path: str, parent: str) -> bool:
+    """``path`` is a direct child of ``parent`` (a ``/x/y/`` path) under any chroot."""
+    at = path.rfind(parent)
+    return at >= 0 and "/" not in path[at + len(parent) :]
 
 
 def _strip(data: bytes | None, secret: Callable[[str], bool], tally: Redaction, kind: str) -> tuple[bool, bytes | None]:

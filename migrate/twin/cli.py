@@ -42,7 +42,7 @@ def cmd_up_twin(args: argparse.Namespace) -> int:
     from controller.devstack.cli import run_stack
     from controller.devstack.stack import Stack, StackError
     from migrate.snapshot.restore import RestoreInputError, plan, row_files
-    from migrate.twin.nodes import TwinError, choose, restore_before_nodes, start_timeout
+    from migrate.twin.nodes import Launch, TwinError, choose, start_timeout
 
     if args.nodes is not None:
         return _usage("--nodes and --from-snapshot: a twin starts one node per broker registered in the rows")
@@ -59,6 +59,7 @@ def cmd_up_twin(args: argparse.Namespace) -> int:
 
     for line in twin.notes():
         say(line)
+    launch = Launch(files, p, twin, acls=args.acls, keep_credentials=args.keep_credentials, say=say)
     try:
         stack = Stack(
             nodes=len(twin.broker_ids),
@@ -70,13 +71,15 @@ def cmd_up_twin(args: argparse.Namespace) -> int:
             overrides=overrides,
             zk_servers=args.zk_servers,
             tls=args.tls,
-            before_nodes=restore_before_nodes(
-                files, p, acls=args.acls, keep_credentials=args.keep_credentials, say=say
-            ),
+            before_nodes=launch.before,
+            after_nodes=launch.after,
         )
     except StackError as exc:
         return _usage(str(exc))
-    return run_stack(stack, timeout=start_timeout(p, len(twin.broker_ids)), notes=lambda _s: twin.notes())
+    try:
+        return run_stack(stack, timeout=start_timeout(p, len(twin.broker_ids)), notes=lambda _s: twin.notes())
+    finally:
+        launch.close()
 
 
 def _usage(message: str) -> int:

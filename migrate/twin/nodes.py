@@ -9,6 +9,7 @@ missing ones; the rest are named as left out.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ from migrate.snapshot.restore import Plan, run, summary
 
 if TYPE_CHECKING:
     from controller.devstack.stack import Stack
+    from controller.zk.session import ZkSession
 
 
 class TwinError(ValueError):
@@ -71,15 +73,34 @@ def choose(p: Plan, *, start_missing: bool = False, max_nodes: int | None = None
     )
 
 
-def restore_before_nodes(
-    files: Sequence[Path], p: Plan, *, acls: str, keep_credentials: bool, say: Callable[[str], None]
-) -> Callable[[Stack], None]:
-    """A :class:`Stack` hook restoring the rows into the stack's chroot once its ZooKeeper serves (the stack's
-    plain client port: a ``--tls`` stack keeps one beside its TLS-only port)."""
+class Launch:
+    """The twin's two :class:`Stack` hooks. Before the nodes: restore the rows into the stack's chroot (through
+    the plain client port, which a ``--tls`` stack keeps beside its TLS-only one) and hold the controller
+    election (:func:`controller.store.tree_copy.hold_election`). After every node is ready, so every twin
+    broker is registered: release it and wait for one of them to win, which then finds every broker alive and
+    every restored leader in place, as a running production cluster has them."""
 
-    def hook(stack: Stack) -> None:
+    def __init__(
+        self,
+        files: Sequence[Path],
+        p: Plan,
+        nodes: TwinNodes,
+        *,
+        acls: str,
+        keep_credentials: bool,
+        say: Callable[[str], None],
+    ) -> None:
+        self.files, self.plan, self.nodes = files, p, nodes
+        self.acls, self.keep_credentials, self.say = acls, keep_credentials, say
+        self._session: ZkSession | None = None
+        self.restore_seconds = 0.0
+
+    def before(self, stack: Stack) -> None:
         from controller.devstack.stack import CHROOT, StackError
+        from controller.store.tree_copy import hold_election
+        from migrate.connect import connect
 
+        p, say = self.plan, self.say
         target = stack.zk.connect_string + CHROOT
         say(f"restoring {p.znodes:,} znodes ({p.topics:,} topics, {p.partitions:,} partitions) into {target} ...")
         step = max(p.znodes // 10, 1)
@@ -90,13 +111,41 @@ def restore_before_nodes(
                 shown[0] = done
                 say(f"  restored {done:,} of {total:,} znodes")
 
-        outcome = run(target, files, p, acls=acls, progress=progress)
+        outcome = run(target, self.files, p, acls=self.acls, progress=progress)
         if outcome.exit_code != 0:
             raise StackError(f"restoring the snapshot failed: {outcome.message}")
-        for line in summary(p, outcome, acls=acls, keep_credentials=keep_credentials, target=target):
+        self.restore_seconds = outcome.seconds
+        for line in summary(p, outcome, acls=self.acls, keep_credentials=self.keep_credentials, target=target):
             say(line)
+        self._session = connect(target, name="twin-launch", timeout=10.0)
+        if self._session is None or not hold_election(self._session):
+            raise StackError(f"cannot hold the controller election in {target} while the twin's nodes start")
 
-    return hook
+    def after(self, stack: Stack, timeout: float = 120.0) -> None:
+        from controller.devstack.stack import StackError
+        from controller.store.tree_copy import release_election
+        from zkmodel import paths
+        from zkmodel.election import ControllerZnode
+
+        assert self._session is not None
+        session = self._session
+        release_election(session)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = session.get(paths.CONTROLLER)
+            if found is not None:
+                winner = ControllerZnode.decode(paths.CONTROLLER, found[0]).broker_id
+                if winner in self.nodes.broker_ids:
+                    self.say(f"broker {winner} elected controller with all {len(stack.nodes)} twin brokers registered")
+                    self.close()
+                    return
+            time.sleep(0.1)
+        raise StackError(f"no twin node became controller within {timeout:.0f} s of the election's release")
+
+    def close(self) -> None:
+        if self._session is not None:
+            self._session.close()
+            self._session = None
 
 
 def start_timeout(p: Plan, nodes: int) -> float:
