@@ -76,7 +76,7 @@ class Checker:
         n = len(snap.states)
         return record("no-offline-partitions", step, not bad,
                       f"{len(bad)} of {n} partitions offline" if bad else f"all {n} partitions have a live leader",
-                      bad or [f"live brokers {sorted(snap.brokers)}"])  # fmt: skip
+                      (bad or [f"live brokers {sorted(snap.brokers)}"]) + _out_of_scope(snap))  # fmt: skip
 
     def ids_unchanged(self, step: int, snap: S.Snapshot, ops: Sequence[OpRecord]) -> CheckRecord:
         """Topics created or deleted by the load since the last check may legitimately have a new id or none."""
@@ -250,7 +250,7 @@ class Checker:
         ]
         return record("reassignments-finished", step, not bad,
                       f"{len(moving)} partition(s) still reassigning" if bad else "no reassignment in progress",
-                      bad or [f"{len(snap.states)} partitions settled"])  # fmt: skip
+                      (bad or [f"{len(snap.states)} partitions settled"]) + _out_of_scope(snap))  # fmt: skip
 
     def brokers_registered(
         self, step: int, snap: S.Snapshot, monitor: Monitor, expected: dict[int, str]
@@ -271,6 +271,14 @@ class Checker:
             ev.append(f"also registered, not in the inventory: {stray}")
         return record("brokers-registered", step, not bad, "; ".join(bad[:2]) if bad else
                       f"all {len(expected)} nodes registered at the expected IBP", bad + ev)  # fmt: skip
+
+
+def _out_of_scope(snap: S.Snapshot) -> list[str]:
+    """Evidence naming what a twin's check left aside (partitions on brokers the twin does not run)."""
+    if not snap.out_of_scope:
+        return []
+    return [f"not judged: {len(snap.out_of_scope):,} partition(s) with a replica on a production broker the twin "
+            "does not run (offline in production or left out)"]  # fmt: skip
 
 
 def _adding(op: OpRecord) -> set[int]:

@@ -8,13 +8,16 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from controller.cliutil import positive_int
+from migrate.snapshot.restore_cli import add_restore_flags
 
 if TYPE_CHECKING:
     from migrate.rehearse.cluster import Cluster
+    from migrate.twin.nodes import Launch, TwinNodes
 
 DRILL_NAMES = ("kill-controller", "pause-zookeeper", "restart-during-reassignment", "expire-session")
 CLIENTS = ("confluent-kafka", "kafka-python")
@@ -73,10 +76,24 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
         overrides = parse_overrides(args.set)
     except ConfigError as exc:
         return _error(str(exc))
+    twin = None
+    if args.from_snapshot:
+        if args.attach is not None or args.nodes is not None:
+            return _error(
+                "--from-snapshot starts one node per broker registered in the rows: not with "
+                + ("--attach" if args.attach is not None else "--nodes")
+            )
+        try:
+            twin = _twin(args)
+        except ValueError as exc:  # RestoreInputError, TwinError: the rows or the twin's flags
+            return _error(str(exc))
+    elif args.start_missing or args.max_nodes is not None:
+        return _error("--start-missing and --max-nodes choose a twin's nodes: they need --from-snapshot")
+    ids = twin.nodes.broker_ids if twin is not None else list(range(1, (args.nodes or 3) + 1))
     node_overrides: dict[int, dict[str, str]] = {}
     for node, key, value in args.node_set:
-        if args.attach is None and not 1 <= node <= args.nodes:
-            return _error(f"--node-set {node}:{key}: there is no node {node} (nodes are 1..{args.nodes})")
+        if args.attach is None and node not in ids:
+            return _error(f"--node-set {node}:{key}: there is no node {node} (nodes are {_ids(ids)})")
         node_overrides.setdefault(node, {})[key] = value
     if args.attach is not None and args.lockdown:
         return _error("--lockdown needs the nodes' ZooKeeper identities, which rehearse sets only on the nodes it "
@@ -94,17 +111,59 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
     try:
         if args.attach is not None:
             cluster = AttachedCluster(Path(args.attach), args.drill, bump=to_ibp != from_ibp)
+        elif twin is not None:
+            cluster = OwnedCluster(nodes=len(ids), zk_servers=args.zk_servers, ibp=from_ibp.version,
+                                   data_dir=out_dir / "cluster", overrides=overrides, node_overrides=node_overrides,
+                                   broker_ids=ids, racks=twin.nodes.racks, before_nodes=twin.launch.before,
+                                   after_nodes=twin.launch.after, start_timeout=twin.start_timeout)  # fmt: skip
         else:
-            cluster = OwnedCluster(nodes=args.nodes, zk_servers=args.zk_servers, ibp=from_ibp.version,
+            cluster = OwnedCluster(nodes=len(ids), zk_servers=args.zk_servers, ibp=from_ibp.version,
                                    data_dir=out_dir / "cluster", overrides=overrides,
                                    node_overrides=node_overrides)  # fmt: skip
     except ClusterError as exc:
         return _error(str(exc))
-    return _run(args, cluster, from_ibp.version, to_ibp.version, clients, out_dir)
+    try:
+        return _run(args, cluster, from_ibp.version, to_ibp.version, clients, out_dir, twin)
+    finally:
+        if twin is not None:
+            twin.launch.close()
+
+
+def _ids(ids: list[int]) -> str:
+    return f"{ids[0]}..{ids[-1]}" if ids == list(range(ids[0], ids[-1] + 1)) else ", ".join(map(str, ids))
+
+
+@dataclass
+class _Twin:
+    """What ``--from-snapshot`` decided before anything starts."""
+
+    nodes: TwinNodes
+    launch: Launch
+    absent: frozenset[int]
+    info: dict[str, Any]
+    start_timeout: float
+
+
+def _twin(args: argparse.Namespace) -> _Twin:
+    """Read and plan the rows and choose the twin's nodes; raises ValueError naming what cannot be used."""
+    from migrate.snapshot.restore import plan, row_files
+    from migrate.twin.nodes import Launch, choose, start_timeout
+
+    files = row_files(args.from_snapshot)
+    p = plan(files, source_chroot=args.source_chroot, acls=args.acls, keep_credentials=args.keep_credentials)
+    nodes = choose(p, start_missing=args.start_missing, max_nodes=args.max_nodes)
+    production = p.assigned | {r.broker_id for r in p.registrations}
+    absent = frozenset(production - set(nodes.broker_ids))
+    launch = Launch(files, p, nodes, acls=args.acls, keep_credentials=args.keep_credentials,
+                    say=lambda m: print(m, file=sys.stderr))  # fmt: skip
+    info = {"source": ", ".join(f.name for f in files), "brokers": len(nodes.broker_ids),
+            "registered": len(p.registrations), "topics": p.topics, "partitions": p.partitions,
+            "absent": sorted(absent)}  # fmt: skip
+    return _Twin(nodes, launch, absent, info, max(90.0, start_timeout(p, len(nodes.broker_ids))))
 
 
 def _run(args: argparse.Namespace, cluster: Cluster, from_ibp: str, to_ibp: str, clients: tuple[str, ...],
-         out_dir: Path) -> int:  # fmt: skip
+         out_dir: Path, twin: _Twin | None = None) -> int:  # fmt: skip
     from controller.devstack.localzk import ZooKeeperError
     from migrate.rehearse.cluster import ClusterError
     from migrate.rehearse.display import Display
@@ -119,9 +178,14 @@ def _run(args: argparse.Namespace, cluster: Cluster, from_ibp: str, to_ibp: str,
         min_isr_timeout=args.min_isr_timeout, restart_timeout=args.restart_timeout,
         reassignment_timeout=args.reassignment_timeout, zk_pause=args.zk_pause,
         session_timeout_ms=args.session_timeout_ms,
+        absent=twin.absent if twin is not None else frozenset(), twin=twin.info if twin is not None else None,
     )  # fmt: skip
     with Display() as display:
         display.line(f"rehearsing {from_ibp} -> {to_ibp}; report and artefacts in {out_dir}")
+        if twin is not None:
+            twin.launch.say = display.line
+            for line in twin.nodes.notes():
+                display.line(line)
         rehearsal = Rehearsal(opts, cluster, display)
         try:
             doc = rehearsal.run()
@@ -157,7 +221,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )  # fmt: skip
     r.add_argument("--from-ibp", required=True, help="the IBP the cluster runs now, e.g. 3.3-IV3")
     r.add_argument("--to-ibp", required=True, help="the IBP to bump to in the second roll, e.g. 3.4-IV0")
-    r.add_argument("--nodes", type=positive_int, default=3, help="nodes to start (default 3)")
+    r.add_argument("--nodes", type=positive_int, default=None, help="nodes to start (default 3)")
     r.add_argument("--zk-servers", type=int, choices=(1, 3), default=3, help="ZooKeeper servers to start (default 3)")
     r.add_argument("--attach", metavar="INVENTORY", help="rehearse on a running cluster described by this JSON file")
     r.add_argument("--lockdown", action="store_true", help="lock ZooKeeper's ACLs after the bump (lockdown apply)")
@@ -181,4 +245,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="node config for every node")
     r.add_argument("--node-set", action="append", default=[], type=_node_set, metavar="ID:KEY=VALUE",
                    help="node config for one node (e.g. a deliberate misconfiguration)")  # fmt: skip
+    twin = r.add_argument_group("on a twin of a production cluster (--from-snapshot)")
+    twin.add_argument("--from-snapshot", nargs="+", metavar="ROWS",
+                      help="rehearse on a twin: restore these rows (snapshot export/parse output) into the rehearsal's "
+                      "ZooKeeper and start one node per broker registered in them, with its id and rack")  # fmt: skip
+    twin.add_argument("--start-missing", action="store_true",
+                      help="also start brokers the assignments name but no znode registers")  # fmt: skip
+    twin.add_argument("--max-nodes", type=positive_int, default=None,
+                      help="start at most N of the twin's nodes (the production controller first)")  # fmt: skip
+    add_restore_flags(twin)
     r.set_defaults(func=cmd_rehearse)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import shlex
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -78,7 +78,14 @@ class OwnedCluster:
         data_dir: Path,
         overrides: Mapping[str, str],
         node_overrides: Mapping[int, Mapping[str, str]],
+        broker_ids: Sequence[int] | None = None,
+        racks: Mapping[int, str] | None = None,
+        before_nodes: Callable[[Stack], None] | None = None,
+        after_nodes: Callable[[Stack], None] | None = None,
+        start_timeout: float = 90.0,
     ) -> None:
+        """``broker_ids``, ``racks`` and the hooks make it a twin (see :mod:`migrate.twin`): the production
+        brokers' ids and racks, the tree restored before the nodes start, the election released after."""
         settings = {
             "bridgekeeper.zookeeper.digest": BROKER_IDENTITY,
             "bridgekeeper.zookeeper.controller.digest": CONTROLLER_IDENTITY,
@@ -90,11 +97,13 @@ class OwnedCluster:
         }
         try:
             self.stack = Stack(nodes=nodes, data_dir=data_dir, ibp=ibp, overrides=settings,
-                               zk_servers=zk_servers, node_overrides=node_overrides)  # fmt: skip
+                               zk_servers=zk_servers, node_overrides=node_overrides, broker_ids=broker_ids,
+                               racks=racks, before_nodes=before_nodes, after_nodes=after_nodes)  # fmt: skip
         except StackError as exc:
             raise ClusterError(str(exc)) from None
         self.zk_servers = zk_servers
         self._paused: int | None = None
+        self._start_timeout = start_timeout
 
     @property
     def zookeeper(self) -> str:
@@ -102,7 +111,7 @@ class OwnedCluster:
 
     def launch(self, say: Any = None) -> None:
         try:
-            self.stack.start(progress=say, timeout=90.0)
+            self.stack.start(progress=say, timeout=self._start_timeout)
         except StackError as exc:
             raise ClusterError(str(exc)) from None
         for node in self.stack.nodes:

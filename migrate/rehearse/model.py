@@ -7,7 +7,7 @@ the metric samples share one axis.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 #: Client operations the load runs. Every one but ``metadata`` is a write KIP-590 forwards.
 OPS = (
@@ -111,6 +111,10 @@ class Rehearsal(TypedDict):
     routes: list[RouteSample]
     events: list[EventRecord]
     artefacts: list[Artefact]
+    #: A twin's shape (brokers run, production brokers left aside, topics, partitions), on a twin only.
+    twin: NotRequired[dict[str, Any] | None]
+    #: Every controller failover a node reported: {t, broker, seconds} (election to serving).
+    failovers: NotRequired[list[dict[str, float]]]
 
 
 #: Every check: id, title, why it matters (shown in the report beside the verdict).

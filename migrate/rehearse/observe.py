@@ -42,6 +42,7 @@ class NodeScrape:
     active: bool = False
     ibp: str | None = None
     forwarding_min_ibp: str | None = None
+    failover_seconds: float | None = None  # the node's last controller failover, election to serving
 
 
 def scrape(url: str, timeout: float = 1.0) -> NodeScrape:
@@ -59,6 +60,8 @@ def scrape(url: str, timeout: float = 1.0) -> NodeScrape:
                 out.forwarding = s.value >= 1
             elif s.name == "bridgekeeper_controller_active":
                 out.active = s.value >= 1
+            elif s.name == "bridgekeeper_controller_failover_seconds":
+                out.failover_seconds = s.value
             elif s.name == "bridgekeeper_node_protocol_info" and s.value >= 1:
                 out.ibp = s.labels.get("inter_broker_protocol_version")
                 out.forwarding_min_ibp = s.labels.get("forwarding_min_ibp")
@@ -78,6 +81,10 @@ class Monitor:
         self._per_node: dict[int, dict[str, float]] = {}
         self._controller: int | None = None
         self._epoch: int | None = None
+        #: Every controller failover a node reported (t, broker, seconds): how long becoming the serving
+        #: controller takes at this cluster's scale.
+        self.failovers: list[dict[str, float]] = []
+        self._failover_seen: dict[int, float] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="rehearse-monitor", daemon=True)
@@ -114,6 +121,9 @@ class Monitor:
                 self.latest[broker_id] = s
                 if not s.up:
                     continue
+                if s.failover_seconds and self._failover_seen.get(broker_id) != s.failover_seconds:  # 0: none yet
+                    self._failover_seen[broker_id] = s.failover_seconds
+                    self.failovers.append({"t": now, "broker": broker_id, "seconds": s.failover_seconds})
                 last = self._raw.setdefault(broker_id, dict.fromkeys(ROUTES, 0.0))
                 mine = self._per_node.setdefault(broker_id, dict.fromkeys(ROUTES, 0.0))
                 for r in ROUTES:

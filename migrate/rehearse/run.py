@@ -56,6 +56,10 @@ class Options:
     step_settle: float = 2.0  # load after each restart, once the node is back in its ISRs
     zk_pause: float = 4.0
     session_timeout_ms: int = 6000
+    #: A twin's production brokers it does not run: partitions with a replica there are not judged.
+    absent: frozenset[int] = frozenset()
+    #: A twin's shape for the report (brokers, topics, partitions, the brokers left out), None otherwise.
+    twin: dict[str, Any] | None = None
 
 
 class StepFailed(Exception):
@@ -192,7 +196,7 @@ class Rehearsal:
 
     def _snap(self) -> S.Snapshot:
         assert self.session is not None
-        return S.read_state(self.session)
+        return S.read_state(self.session).scoped(self.o.absent)
 
     def _settle(self, rec: StepRecord, seconds: float | None = None) -> None:
         """Client load running against the cluster as it now is, before the checks judge the step: Kafka's
@@ -489,7 +493,8 @@ class Rehearsal:
             "drills": list(self.o.drills), "lockdown": self.o.lockdown, "settings": self.settings(),
             "started": self.started, "ended": time.time(), "passed": passed, "exit_code": 0 if passed else 1,
             "steps": self.steps, "checks": self.checks, "ops": ops, "routes": routes, "events": events,
-            "artefacts": self.artefacts,
+            "artefacts": self.artefacts, "twin": self.o.twin,
+            "failovers": list(self.monitor.failovers) if self.monitor else [],
         }  # fmt: skip
 
     def settings(self) -> dict[str, Any]:

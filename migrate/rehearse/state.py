@@ -5,6 +5,7 @@ one per partition, and decoded with zkmodel's rules; a znode that will not decod
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -42,6 +43,8 @@ class Snapshot:
     reassign_znode: bool = False
     min_isr: dict[str, int] = field(default_factory=dict)  # topics with a min.insync.replicas override
     malformed: list[str] = field(default_factory=list)
+    #: Partitions the checks and waits do not judge (see :meth:`scoped`).
+    out_of_scope: frozenset[TP] = frozenset()
 
     def replicas(self, tp: TP) -> tuple[int, ...]:
         t = self.topics.get(tp[0])
@@ -56,8 +59,21 @@ class Snapshot:
             (name, p)
             for name, t in self.topics.items()
             for p in set(t.adding_replicas) | set(t.removing_replicas)
-            if t.adding_replicas.get(p) or t.removing_replicas.get(p)
+            if (t.adding_replicas.get(p) or t.removing_replicas.get(p)) and (name, p) not in self.out_of_scope
         )
+
+    def scoped(self, absent: frozenset[int]) -> Snapshot:
+        """This snapshot without the partitions that have a replica on a broker the cluster does not run (a
+        twin's production brokers that were offline or left out): those stay under-replicated, offline or mid-move
+        whatever the rolls do, so judging them would judge the twin's shape, not the upgrade."""
+        if not absent:
+            return self
+        out = {tp for tp in self.states if absent.intersection(self.replicas(tp))}
+        out |= {(n, p) for n, t in self.topics.items() for p, r in t.partitions.items() if absent.intersection(r)}
+        if not out:
+            return self
+        states = {tp: st for tp, st in self.states.items() if tp not in out}
+        return dataclasses.replace(self, states=states, out_of_scope=frozenset(out))
 
 
 def _decode_config(data: bytes | None) -> dict[str, str]:

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 import pytest
 from confluent_kafka import KafkaException
-from confluent_kafka.admin import (
+from confluent_kafka.admin import (  # type: ignore[attr-defined]
     AclBinding,
     AclBindingFilter,
     AclOperation,
@@ -83,14 +83,15 @@ def view(bootstrap: str) -> ClusterView:
     for resource, future in admin.describe_configs([ConfigResource("topic", t) for t in TOPICS]).items():
         entries = future.result(timeout=30)
         configs[resource.name] = {k: e.value for k, e in entries.items() if not e.is_default}
-    everything = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY,
-                                  AclPermissionType.ANY)  # fmt: skip
+    anything: Any = None  # AclBindingFilter's wildcard; its stubs want str
+    everything = AclBindingFilter(ResourceType.ANY, anything, ResourcePatternType.ANY, anything, anything,
+                                  AclOperation.ANY, AclPermissionType.ANY)  # fmt: skip
     acls = {
         (b.name, b.principal, b.operation.name, b.permission_type.name)
         for b in admin.describe_acls(everything).result(timeout=30)
     }
     try:
-        scram = admin.describe_user_scram_credentials().result(timeout=30)
+        scram = admin.describe_user_scram_credentials().result(timeout=30)  # type: ignore[union-attr]
         scram_users = {user for user, desc in scram.items() if desc.scram_credential_infos}
     except KafkaException:
         scram_users = set()
@@ -228,3 +229,33 @@ def test_a_synthetic_production_tree_as_a_twin_runs_exactly_its_registered_broke
         assert len(md.topics["topic-00000"].partitions) >= 1
         # the partition whose replica sits on the unregistered broker still names it, as production's does
         assert 106 in md.topics["topic-00006"].partitions[0].replicas
+
+
+def test_rehearse_on_a_twin_passes_judging_what_the_twin_runs(tmp_path: Path) -> None:
+    rows = tmp_path / "prod.parquet"
+    synth = ["--brokers", "4", "--racks", "2", "--topics", "60", "--partitions", "1-8", "--replication-factor", "2"]
+    made = bk("pipeline", "synth", "-o", str(rows), *synth, "--defect", "unregistered_broker_replica")
+    assert made.returncode == 0, made.stderr
+    out = tmp_path / "rehearsal"
+    run = bk("rehearse", "--from-snapshot", str(rows), "--from-ibp", "3.3-IV3", "--to-ibp", "3.4-IV0",
+             "--zk-servers", "1", "--client", "confluent-kafka", "--drill", "kill-controller", "--out", str(out),
+             timeout=900)  # fmt: skip
+    doc = orjson.loads((out / "rehearsal.json").read_bytes())
+    failed = [(c["name"], c["summary"]) for c in doc["checks"] if c["verdict"] == "fail"]
+    assert run.returncode == 0, (failed, run.stdout[-2000:], run.stderr[-2000:])
+    assert doc["passed"] and doc["nodes"] == [1, 2, 3, 4]
+    assert doc["twin"]["absent"] == [104] and doc["twin"]["partitions"] > 60
+    assert doc["failovers"] and all(f["seconds"] > 0 for f in doc["failovers"])
+    # the partition with a replica on the unregistered broker is left out, and the evidence says so
+    offline = [c for c in doc["checks"] if c["name"] == "no-offline-partitions"]
+    assert offline and all(any("not judged: 1 partition(s)" in e for e in c["evidence"]) for c in offline)
+    # the load worked beside the production topics, which it left as they were
+    ops = [o for o in doc["ops"] if o["op"] == "create_topic" and o["error"] is None]
+    assert ops and all(o["entity"].startswith("topic:rh-") for o in ops)
+    before = {
+        r["path"]: r["data"] for r in map(orjson.loads, (out / "zookeeper-before.jsonl").read_bytes().splitlines())
+    }
+    after = {r["path"]: r["data"] for r in map(orjson.loads, (out / "zookeeper-after.jsonl").read_bytes().splitlines())}
+    production = [p for p in before if p.startswith("/brokers/topics/topic-") and p.count("/") == 3]
+    assert len(production) == 60 and all(after[p] == before[p] for p in production)
+    assert "Twin of prod.parquet: 4 brokers, 60 topics" in (out / "report.html").read_text()

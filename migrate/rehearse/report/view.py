@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import quote
 
 from markupsafe import Markup
@@ -345,6 +346,25 @@ def _ops_stats(doc: Rehearsal) -> tuple[list[Stat], str]:
     return stats, text
 
 
+def _twin_meta(twin: dict[str, Any] | None, failovers: list[float]) -> list[tuple[str, str]]:
+    """The twin's scale and the failover times measured at it, for the report's header."""
+    out = []
+    if twin:
+        aside = twin.get("absent") or []
+        out += [
+            ("Twin of", str(twin["source"])),
+            ("Twin scale", f"{twin['brokers']:,} brokers run, {twin['topics']:,} topics, {twin['partitions']:,} "
+                           f"partitions"),
+            ("Production brokers not run", ", ".join(map(str, aside)) + " (their partitions not judged)"
+             if aside else "none"),
+        ]  # fmt: skip
+    if failovers:
+        ordered = sorted(failovers)
+        out.append(("Controller failover (election to serving)", f"median {seconds(ordered[len(ordered) // 2])}, "
+                    f"slowest {seconds(ordered[-1])} over {len(ordered)} failover(s)"))  # fmt: skip
+    return out
+
+
 def build_view(doc: Rehearsal) -> View:
     """Everything the template shows, computed here (typed, tested) so the template only places it."""
     steps = step_views(doc)
@@ -356,10 +376,15 @@ def build_view(doc: Rehearsal) -> View:
     drills = ", ".join(doc["drills"]) if doc["drills"] else "none"
     headline = (f"IBP {doc['from_ibp']} → {doc['to_ibp']} on {plural(len(nodes), 'node')}, "
                 f"{plural(doc['zk_servers'], 'ZooKeeper server')}; {ops_text}")  # fmt: skip
+    twin, failovers = doc.get("twin"), [f["seconds"] for f in doc.get("failovers") or []]
+    if twin:
+        headline = (f"Twin of {twin['source']}: {plural(twin['brokers'], 'broker')}, {twin['topics']:,} topics, "
+                    f"{twin['partitions']:,} partitions; " + headline)  # fmt: skip
     meta = [
         ("Nodes", ", ".join(str(n) for n in nodes) or "none"),
         ("ZooKeeper servers", f"{doc['zk_servers']:,}"),
         ("Cluster", "started by the rehearsal" if doc["mode"] == "owned" else "attached (an existing cluster)"),
+        *_twin_meta(twin, failovers),
         ("Drills", drills),
         ("Lockdown", "yes (ZooKeeper ACLs locked after the bump)" if doc["lockdown"] else "no"),
         ("Started", datetime.fromtimestamp(doc["started"], tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")),
@@ -377,6 +402,7 @@ def build_view(doc: Rehearsal) -> View:
         Stat(f"{n_passed:,}", "checks passed", "ok" if n_passed else ""),
         Stat(f"{n_failed:,}", "checks failed", "bad" if n_failed else "ok"),
         *op_stats,
+        *([Stat(seconds(max(failovers)), f"slowest controller failover of {len(failovers)}")] if failovers else []),
     ]  # fmt: skip
     artefacts = [ArtefactView(a["name"], a["path"], safe_href(a["path"]), a["description"]) for a in doc["artefacts"]]
     from migrate.rehearse.report.figures import (
