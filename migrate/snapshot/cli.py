@@ -8,6 +8,7 @@ import sys
 import time
 
 from migrate.connect import add_tls_flag
+from migrate.snapshot.restore_cli import register as register_restore
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -15,6 +16,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     from controller.zk.session import ZkTimeout, ZkUnavailable
     from migrate.connect import connect
+    from migrate.snapshot.credentials import Redaction, redact
     from migrate.snapshot.export import KAFKA_ROOTS, walk
     from migrate.snapshot.rows import RowWriter
 
@@ -30,6 +32,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         return 1
     console = Console(stderr=True)
     started = time.monotonic()
+    redaction = Redaction()
     try:
         with console.status("exporting") as status, RowWriter(args.output, args.format) as out:
 
@@ -38,6 +41,10 @@ def cmd_export(args: argparse.Namespace) -> int:
                 status.update(f"exporting: {seen:,} znodes read, {rate:,.0f} znodes/s")
 
             for node in walk(session, roots, progress):
+                if args.redact_credentials:
+                    keep, node.data = redact(node.path, node.data, redaction)
+                    if not keep:
+                        continue
                 out.write(node)
     except (ZkTimeout, ZkUnavailable, OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -47,6 +54,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     elapsed = time.monotonic() - started
     print(f"{out.count:,} znodes written to {args.output} in {elapsed:.1f} s "
           f"({out.count / max(elapsed, 1e-6):,.0f} znodes/s)", file=sys.stderr)  # fmt: skip
+    if args.redact_credentials:
+        print(f"credentials redacted: {redaction.describe()}", file=sys.stderr)
     return 0
 
 
@@ -63,20 +72,40 @@ def cmd_parse(args: argparse.Namespace) -> int:
         return 1
     started = time.monotonic()
     directory = source.parent if source.is_file() else source
+    replaying = args.replay_logs or args.zxid is not None
+    # A data directory is restored as ZooKeeper restores it (FileTxnSnapLog.restore, FileSnap.deserialize):
+    # a damaged newest snapshot gives way to the newest one that reads whole, plus the logs after it. A file
+    # named on the command line, or --strict, is that snapshot or an error.
+    fall_back = source.is_dir() and not args.strict
     try:
-        if args.replay_logs or args.zxid is not None:
-            tree, info = replay.load(source, replay_logs=True, upto=args.zxid)
+        snaps = [source] if source.is_file() else files.files_in(source)[0]
+        if not snaps:
+            raise FormatError(str(source), 0, "no snapshot.<zxid> file here (or in its version-2/)")
+        damaged: list[FormatError] = []
+        info: files.SnapshotInfo | None = None
+        read = 0
+        if not replaying:  # streamed, never the whole tree in memory
+            try:
+                with RowWriter(args.output, args.format) as out:
+                    info = files.read_snapshot(snaps[-1], out.write)
+            except FormatError as exc:  # the writer dropped its rows: a bad seal shows only at the end
+                if not fall_back:
+                    raise
+                damaged.append(exc)
+        if info is None:
+            tree, info, damaged = replay.newest_valid(snaps, damaged, fall_back=fall_back)
+            logs = files.files_in(directory)[1]
+            # without --replay-logs the rows are the tree at the newest snapshot's zxid (its file name's)
+            upto = args.zxid if replaying else files.zxid_of(snaps[-1])
+            if damaged:
+                until = "" if upto is None else f" up to zxid 0x{upto:x}"
+                print(f"warning: {replay.describe(damaged)}; using {info.name} and replaying the transaction "
+                      f"logs after it{until}", file=sys.stderr)  # fmt: skip
+            replay.apply_logs(tree, info, logs, upto, reach=not replaying)
             with RowWriter(args.output, args.format) as out:
                 out.write_all(tree.rows())
-            read = sum(f.stat().st_size for f in files.files_in(directory)[1])
-        else:
-            snaps = [source] if source.is_file() else files.files_in(source)[0]
-            if not snaps:
-                raise FormatError(str(source), 0, "no snapshot.<zxid> file here (or in its version-2/)")
-            with RowWriter(args.output, args.format) as out:
-                info = files.read_snapshot(snaps[-1], out.write)
-            read = 0
-    except (FormatError, OSError) as exc:
+            read = sum(f.stat().st_size for f in logs)
+    except (FormatError, replay.NoValidSnapshot, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     elapsed = max(time.monotonic() - started, 1e-6)
@@ -137,6 +166,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="a digest identity to read as: ZooKeeper shows a digest ACL's hash only to those with ADMIN on the "
         "znode (others see user:x), and nodes without world READ only to their owners",
     )
+    ex.add_argument(
+        "--redact-credentials",
+        action="store_true",
+        help="leave SCRAM credentials, delegation tokens and broker password configs out of the rows, so no "
+        "credential leaves this host",
+    )
     ex.set_defaults(func=cmd_export)
     pa = ssub.add_parser("parse", help="read ZooKeeper's snapshot files offline (plain, .gz, .snappy)")
     pa.add_argument("source", help="a dataDir (or its version-2/) or one snapshot.<zxid> file")
@@ -146,9 +181,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     pa.add_argument(
         "--zxid", type=lambda t: int(t, 0), default=None, help="replay up to this zxid (implies --replay-logs)"
     )
+    pa.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse a damaged newest snapshot of a dataDir instead of restoring as ZooKeeper does (the newest "
+        "snapshot that reads whole, plus the logs after it)",
+    )
     pa.set_defaults(func=cmd_parse)
     ch = ssub.add_parser("check", help="decode every Kafka znode of a snapshot and report what blocks an upgrade")
     ch.add_argument("file", help="rows from 'snapshot export' or 'snapshot parse' (.parquet or .jsonl)")
     ch.add_argument("--chroot", default=None, help="where Kafka's tree is (default: found from /brokers)")
     ch.add_argument("--output", choices=("text", "json"), default="text")
     ch.set_defaults(func=cmd_check)
+    register_restore(ssub)

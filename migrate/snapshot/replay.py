@@ -8,7 +8,7 @@ missing nodes are ignored, setData carries its absolute version.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -136,8 +136,69 @@ def load(directory: str | Path, *, replay_logs: bool, upto: int | None = None) -
     return tree, info
 
 
-def _replay(tree: Tree, logs: Iterable[Path], snap_zxid: int, upto: int | None) -> None:
+class NoValidSnapshot(ValueError):
+    """Every snapshot of a data directory is damaged (FileSnap.deserialize's "Not able to find valid
+    snapshots in <dir>"): ``damaged`` holds each file's error, newest first."""
+
+    def __init__(self, directory: Path, damaged: Sequence[FormatError]) -> None:
+        super().__init__(f"no valid snapshot in {directory}: {describe(damaged)}")
+        self.directory = directory
+        self.damaged = list(damaged)
+
+
+def describe(damaged: Sequence[FormatError]) -> str:
+    """``snapshot.1a2b is damaged (offset 12: <reason>), ...`` for the files :func:`newest_valid` skipped."""
+    return ", ".join(f"{exc.name} is damaged (offset {exc.offset}: {exc.reason})" for exc in damaged)
+
+
+def newest_valid(
+    snaps: Sequence[Path], damaged: Sequence[FormatError] = (), *, fall_back: bool = True
+) -> tuple[Tree, F.SnapshotInfo, list[FormatError]]:
+    """The tree of the newest snapshot that reads whole, as ZooKeeper chooses it when it starts
+    (FileSnap.deserialize): candidates newest first, any that fails to read or to match its seals skipped
+    for the next older one. Returns (tree, its snapshot, the errors of the newer files skipped, newest
+    first). ``damaged`` are errors the caller already met (files it read itself, not read again);
+    without ``fall_back`` the first error is raised as it is. Raises :class:`NoValidSnapshot` when no
+    file reads whole."""
+    skipped = list(damaged)
+    known = {exc.name for exc in skipped}
+    for snap in reversed(snaps):
+        if snap.name in known:
+            continue
+        tree = Tree()
+        try:
+            info = F.read_snapshot(snap, tree.add)
+        except FormatError as exc:
+            if not fall_back:
+                raise
+            skipped.append(exc)
+            continue
+        tree.last_zxid = info.zxid  # FileSnap.deserialize: lastProcessedZxid is the zxid in the file name
+        return tree, info, skipped
+    if not fall_back and skipped:
+        raise skipped[0]
+    raise NoValidSnapshot(snaps[-1].parent if snaps else Path("."), skipped)
+
+
+def apply_logs(
+    tree: Tree, info: F.SnapshotInfo, logs: Iterable[Path], upto: int | None = None, *, reach: bool = False
+) -> None:
+    """Every logged transaction after ``info``'s zxid (the snapshot ``tree`` was read from) up to ``upto``
+    (default: the last), as FileTxnSnapLog.restore replays them. A gap after the snapshot or between
+    transactions is refused; with ``reach`` so is stopping short of ``upto``: every snapshot's zxid is a
+    logged transaction's (ZooKeeper logs a transaction before it applies it), so a tree promised at that
+    zxid must end on it."""
+    last = _replay(tree, list(logs), info.zxid, upto)
+    if reach and upto is not None and tree.last_zxid != upto:
+        name, offset = last or (info.name, 0)
+        raise FormatError(name, offset, f"the logs hold nothing after zxid 0x{tree.last_zxid:x} up to "
+                          f"0x{upto:x}: transactions are missing")  # fmt: skip
+
+
+def _replay(tree: Tree, logs: Sequence[Path], snap_zxid: int, upto: int | None) -> tuple[str, int] | None:
+    """Applies the transactions; returns the file and offset of the last one applied (None: none was)."""
     previous = snap_zxid
+    last: tuple[str, int] | None = None
     usable = [log for log in logs if F.zxid_of(log) <= snap_zxid]
     start = usable[-1] if usable else None
     chosen = [log for log in logs if start is None or F.zxid_of(log) >= F.zxid_of(start)]
@@ -149,10 +210,12 @@ def _replay(tree: Tree, logs: Iterable[Path], snap_zxid: int, upto: int | None) 
             if txn.zxid <= previous:
                 continue
             if upto is not None and txn.zxid > upto:
-                return
+                return last
             same_epoch = txn.zxid >> 32 == previous >> 32
             if same_epoch and txn.zxid != previous + 1:
                 raise FormatError(log.name, txn.offset, f"zxid 0x{txn.zxid:x} follows 0x{previous:x}: "
                                   "transactions are missing between them")  # fmt: skip
             tree.apply(txn)
             previous = txn.zxid
+            last = (log.name, txn.offset)
+    return last

@@ -20,6 +20,7 @@ from controller.devstack.localzk import LocalZooKeeper
 from migrate.snapshot import files, replay
 from migrate.snapshot.jute import FormatError
 from migrate.snapshot.rows import read_rows
+from tests.integration.cluster import wait_for
 from zkmodel import paths
 from zkmodel.topics import PartitionState, TopicAssignment
 
@@ -50,6 +51,17 @@ def kafka_tree(zk: KazooClient) -> None:
     zk.delete(paths.partition_state("t11", 1))
 
 
+def snapshots_read_whole(data_dir: Path) -> bool:
+    """True once every snapshot in ``data_dir`` reads to its seals: ZooKeeper writes a snapshot in a
+    background thread after the log roll that asks for one, so a kill can otherwise cut the newest short."""
+    for snap in files.files_in(data_dir)[0]:
+        try:
+            files.read_snapshot(snap, lambda _node: None)
+        except FormatError:
+            return False
+    return True
+
+
 @pytest.fixture(params=["", "gz", "snappy"], ids=["plain", "gz", "snappy"])
 def stopped_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Path, list[dict[str, Any]]]]:
     """(the data directory, the rows ``snapshot export`` gave just before the server was killed)."""
@@ -67,13 +79,15 @@ def stopped_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[t
             bridgekeeper(["snapshot", "export", "--zookeeper", server.connect_string, "--paths", "/", "-o", str(out)])
             == 0
         )
+        data_dir = next((tmp_path / "zk").glob("zk*/data"))
+        wait_for(lambda: snapshots_read_whole(data_dir), 30, "ZooKeeper's snapshots to be written whole")
         for member in server.members:  # no clean shutdown: the ephemeral's session stays open in the files
             assert member.process is not None
             os.kill(member.process.pid, signal.SIGKILL)
             member.process.wait()
         client.stop()
         client.close()
-        yield next((tmp_path / "zk").glob("zk*/data")), read_rows(out)
+        yield data_dir, read_rows(out)
     finally:
         server.stop()
 
