@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import re
+import subprocess
+import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -117,3 +119,19 @@ def assert_no_unexpected(stack: Stack, data_dir: Path) -> None:
     """No node logged BK-UNEXPECTED (how an unexpected exception is logged) while the stack ran."""
     unexpected = [n.broker_id for n in stack.nodes if UNEXPECTED in n.log_path.read_text(errors="replace")]
     assert not unexpected, f"node(s) {unexpected} logged {UNEXPECTED} (logs under {data_dir})"
+
+
+def read_until(proc: subprocess.Popen[str], prefix: str, timeout: float = 90.0) -> list[str]:
+    """The lines a command printed up to and including the first that starts with ``prefix`` (its READY line);
+    fails with everything it printed when it ends or ``timeout`` passes first."""
+    assert proc.stdout is not None
+    seen: list[str] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        seen.append(line.rstrip())
+        if line.startswith(prefix):
+            return seen
+    raise AssertionError(f"no {prefix!r} line; output: {seen}")

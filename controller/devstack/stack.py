@@ -63,6 +63,7 @@ class Stack:
         racks: Mapping[int, str] | None = None,
         before_nodes: Callable[[Stack], None] | None = None,
         after_nodes: Callable[[Stack], None] | None = None,
+        zk_heap_mb: int = 256,
     ) -> None:
         if nodes < 1 and not broker_ids:
             raise StackError("--nodes must be at least 1")
@@ -99,7 +100,7 @@ class Stack:
             server_tls = ServerTls(zk.keystore, zk.ca, client_auth="want")
         self.zk = LocalZooKeeper(
             zk_servers, base_dir=self.data_dir / "zookeeper", client_port=base_port if zk_servers == 1 else None,
-            tls=server_tls,
+            tls=server_tls, heap_mb=zk_heap_mb,
         )  # fmt: skip
         self.nodes: list[NodeProcess] = []
 

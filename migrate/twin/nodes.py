@@ -148,6 +148,12 @@ class Launch:
             self._session = None
 
 
+def zookeeper_heap_mb(p: Plan) -> int:
+    """The sandbox ZooKeeper's heap for the tree: its DataTree holds every znode with its path, data and Stat
+    (~1 KiB each with the JVM's overhead for Kafka's small znodes), twice over while it writes a snapshot."""
+    return max(256, 256 + p.znodes * 2048 // (1024 * 1024))
+
+
 def start_timeout(p: Plan, nodes: int) -> float:
     """How long a twin's nodes may take to become ready: every node reads the whole tree at start, on the cores
     this machine has (measured: ~1.6 s a node for 20,000 partitions here), with a wide margin."""

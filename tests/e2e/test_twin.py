@@ -8,7 +8,6 @@ import contextlib
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +35,7 @@ from kafka.admin import KafkaAdminClient
 from tests.e2e.conftest import RunningStack
 from tests.e2e.test_quotas_clients import alter_request, describe_request, described
 from tests.integration.cluster import wait_for
+from tests.stackutil import read_until
 from zkmodel import paths
 
 pytestmark = pytest.mark.e2e
@@ -146,20 +146,8 @@ def twin(*args: str, timeout: float = 180) -> Iterator[Twin]:
     """``bridgekeeper up --from-snapshot ...`` until its READY line; stopped with Ctrl-C (exit 0) afterwards."""
     proc = subprocess.Popen([*BIN, "up", "--from-snapshot", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, cwd=ROOT)  # fmt: skip
-    assert proc.stdout is not None
-    seen: list[str] = []
     try:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            seen.append(line.rstrip())
-            if line.startswith("READY "):
-                break
-        else:
-            raise AssertionError(f"no READY line in {timeout} s: {seen}")
-        assert seen and seen[-1].startswith("READY "), seen
+        seen = read_until(proc, "READY ", timeout)
         yield Twin(dict(part.split("=", 1) for part in seen[-1].split()[1:]), seen)
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=90)

@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import orjson
@@ -14,6 +13,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from controller.devstack.localzk import server_mode
+from tests.stackutil import read_until
 from zkmodel.brokers import BrokerRegistration, EndPoint
 
 pytestmark = pytest.mark.integration
@@ -21,17 +21,8 @@ BIN = [sys.executable, "-m", "controller.cli"]
 
 
 def _read_ready(proc: subprocess.Popen[str], timeout: float = 60.0) -> tuple[str, list[str]]:
-    seen: list[str] = []
-    deadline = time.monotonic() + timeout
-    assert proc.stdout is not None
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        seen.append(line.rstrip())
-        if line.startswith("READY "):
-            return line.split("zookeeper=", 1)[1].strip(), seen
-    raise AssertionError(f"no READY line; output so far: {seen}")
+    seen = read_until(proc, "READY ", timeout)
+    return seen[-1].split("zookeeper=", 1)[1].strip(), seen
 
 
 @pytest.mark.parametrize("servers", [1, 3])

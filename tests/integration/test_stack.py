@@ -5,13 +5,13 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from kazoo.client import KazooClient
 
 from controller.logtags import UNEXPECTED
+from tests import stackutil
 from tests.integration.cluster import wait_for
 from tests.stackutil import controller_id, metric
 from zkmodel import paths
@@ -22,17 +22,7 @@ BIN = [sys.executable, "-m", "controller.cli"]
 
 
 def read_until(proc: subprocess.Popen[str], prefix: str, timeout: float = 90.0) -> str:
-    assert proc.stdout is not None
-    seen = []
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        seen.append(line.rstrip())
-        if line.startswith(prefix):
-            return line.strip()
-    raise AssertionError(f"no {prefix!r} line; output: {seen}")
+    return stackutil.read_until(proc, prefix, timeout)[-1].strip()
 
 
 def fields(line: str) -> dict[str, str]:
