@@ -96,11 +96,11 @@ def create_groups(
     created = 0
     failure: BulkWriteError | None = None
 
-    def drain_one() -> None:
+    def drain_one(wait: float = timeout) -> None:
         nonlocal created, failure
         result, nodes = window.popleft()
         try:
-            answers = result.get(timeout=timeout)
+            answers = result.get(timeout=wait)
         except Exception as exc:  # ConnectionLoss, SessionExpired, a timeout: the multi is in doubt
             failure = failure or BulkWriteError(created, nodes[0][0][len(chroot) :], exc)
             return
@@ -144,10 +144,10 @@ def create_groups(
                 size += entry_size
         if chunk:
             send(chunk)
-    finally:
+    finally:  # the multis already sent are answered, or given up together within one timeout
         deadline = time.monotonic() + timeout
-        while window and time.monotonic() < deadline:
-            drain_one()
+        while window:
+            drain_one(max(deadline - time.monotonic(), 0.001))
     if failure is not None:
         raise failure
     return created

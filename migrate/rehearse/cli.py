@@ -87,6 +87,9 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
             twin = _twin(args)
         except ValueError as exc:  # RestoreInputError, TwinError: the rows or the twin's flags
             return _error(str(exc))
+        except KeyboardInterrupt:
+            print("interrupted while reading the rows: nothing was started", file=sys.stderr)
+            return 130
     elif args.start_missing or args.max_nodes is not None:
         return _error("--start-missing and --max-nodes choose a twin's nodes: they need --from-snapshot")
     ids = twin.nodes.broker_ids if twin is not None else list(range(1, (args.nodes or 3) + 1))

@@ -5,6 +5,7 @@ flags that cannot be used, decided before connecting; 3 ZooKeeper unreachable or
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 
 from migrate.connect import add_tls_flag
@@ -38,7 +39,8 @@ def cmd_restore(args: argparse.Namespace) -> int:
 
     from migrate.snapshot.restore import RestoreInputError, plan, row_files, run, summary
 
-    if "/" not in args.zookeeper.split(",")[-1]:
+    # Only the last host may carry the chroot (ZooKeeper's connect string); "HOST:PORT/" names its root.
+    if "/" not in args.zookeeper.split(",")[-1] or not args.zookeeper.partition("/")[2].strip("/"):
         print(
             f"error: --zookeeper {args.zookeeper} names no chroot: restore writes into a sandbox chroot "
             "(HOST:PORT/CHROOT), never into a ZooKeeper's root",
@@ -51,9 +53,16 @@ def cmd_restore(args: argparse.Namespace) -> int:
     except RestoreInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted while reading the rows: nothing was written", file=sys.stderr)
+        return 130
+    # kazoo's reconnect warnings (one per refused attempt) would otherwise reach stderr through logging's
+    # last-resort handler: a failure is the one error line below.
+    logging.getLogger("kazoo").addHandler(logging.NullHandler())
     console = Console(stderr=True)
     columns = (TextColumn("restoring"), BarColumn(), MofNCompleteColumn(), TextColumn("znodes"), TimeRemainingColumn())
-    with Progress(*columns, console=console, transient=True) as bar:
+    # Off a terminal the bar draws nothing but a stray empty line when it stops.
+    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task("restore", total=p.znodes)
         outcome = run(
             args.zookeeper,

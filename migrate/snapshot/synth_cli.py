@@ -28,7 +28,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if args.clusters > 1:
         out.mkdir(parents=True, exist_ok=True)
-    suffix = ".jsonl" if args.format == "jsonl" else ".parquet"
+    suffix = ".jsonl" if args.format == "jsonl" else ".parquet"  # a directory of clusters
     for i, name in enumerate(names):
         try:
             spec = ClusterSpec(
@@ -52,7 +52,8 @@ def register(pipeline: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "synth", help="write deterministic synthetic clusters (optionally with seeded defects) as snapshot rows"
     )
     synth.add_argument("-o", "--output", required=True, help="file (one cluster) or directory (--clusters > 1)")
-    synth.add_argument("--format", choices=("parquet", "jsonl"), default="parquet")
+    synth.add_argument("--format", choices=("parquet", "jsonl"), default=None,
+                       help="default: from the file name (.jsonl for JSON lines), else parquet")  # fmt: skip
     synth.add_argument("--name", default="cluster", help="cluster name (the prefix with --clusters)")
     synth.add_argument("--clusters", type=int, default=1, help="how many clusters (seeds SEED, SEED+1, …)")
     synth.add_argument("--brokers", type=int, default=6)

@@ -53,6 +53,9 @@ def cmd_up_twin(args: argparse.Namespace) -> int:
         overrides = parse_overrides(args.set)
     except (RestoreInputError, TwinError, ConfigError) as exc:
         return _usage(str(exc))
+    except KeyboardInterrupt:
+        print("interrupted while reading the rows: nothing was started", file=sys.stderr)
+        return 130
 
     def say(msg: str) -> None:
         print(msg, flush=True)
