@@ -31,8 +31,7 @@ class Finding:
 def detect_chroot(all_paths: Iterable[str]) -> str:
     """The prefix under which Kafka's tree lives ("" when ``/brokers`` is at the root): the parent of the one
     ``.../brokers/ids`` or ``.../brokers/topics`` there is."""
-    roots = {p[: -len("/brokers/ids")] for p in all_paths if p.endswith("/brokers/ids")}
-    roots |= {p[: -len("/brokers/topics")] for p in all_paths if p.endswith("/brokers/topics")}
+    roots = {p.rsplit("/brokers/", 1)[0] for p in all_paths if p.endswith(("/brokers/ids", "/brokers/topics"))}
     return roots.pop() if len(roots) == 1 else ""
 
 

@@ -5,6 +5,7 @@ flags that cannot be used, decided before connecting; 3 ZooKeeper unreachable or
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import sys
 
@@ -56,6 +57,9 @@ def cmd_restore(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("interrupted while reading the rows: nothing was written", file=sys.stderr)
         return 130
+    # The plan lives until the end: kept out of the cyclic collector's scans, which would otherwise walk its
+    # millions of objects again and again while the writes make their short-lived ones.
+    gc.freeze()
     # kazoo's reconnect warnings (one per refused attempt) would otherwise reach stderr through logging's
     # last-resort handler: a failure is the one error line below.
     logging.getLogger("kazoo").addHandler(logging.NullHandler())
