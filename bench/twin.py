@@ -56,8 +56,8 @@ class Run:
     launcher: int = 0
     ready_s: float = 0.0
 
-    def at(self, prefix: str) -> float | None:
-        return next((t for t, line in self.lines if line.startswith(prefix)), None)
+    def at(self, prefix: str, containing: str = "") -> float | None:
+        return next((t for t, line in self.lines if line.startswith(prefix) and containing in line), None)
 
 
 def measure(args: list[str], timeout: float) -> Run:
@@ -120,7 +120,7 @@ def main() -> int:
         extra = ["--max-nodes", str(o.max_nodes)] if o.max_nodes else []
         twin = measure(["--from-snapshot", str(rows), "--data-dir", str(Path(tmp) / "twin"), *extra], o.timeout)
     base = empty.nodes[0]
-    restore = twin.at("restored ") or 0.0
+    restore = twin.at("restored ", " znodes into ") or 0.0
     first = twin.at("node ") or 0.0
     elected = twin.at("broker ") or 0.0
     rss = sorted(twin.nodes)

@@ -64,6 +64,7 @@ class Stack:
         before_nodes: Callable[[Stack], None] | None = None,
         after_nodes: Callable[[Stack], None] | None = None,
         zk_heap_mb: int = 256,
+        start_wave: int | None = None,
     ) -> None:
         if nodes < 1 and not broker_ids:
             raise StackError("--nodes must be at least 1")
@@ -78,6 +79,9 @@ class Stack:
         #: ready (a twin releasing the election it held until all its brokers were registered).
         self.before_nodes = before_nodes
         self.after_nodes = after_nodes
+        #: Nodes started at once (all by default): every node reads the whole tree as it starts, and a big twin's
+        #: nodes all reading at once starve ZooKeeper and one another past their session timeouts.
+        self.start_wave = start_wave
         self._owns_dir = data_dir is None
         self.data_dir = Path(tempfile.mkdtemp(prefix="bk-stack-")) if data_dir is None else data_dir
         self.base_port = base_port
@@ -173,20 +177,24 @@ class Stack:
         ))  # fmt: skip
         if self.before_nodes is not None:
             self.before_nodes(self)
-        for i, port, metrics_port in planned:
-            node_dir = self.data_dir / f"node-{i}"
-            node_dir.mkdir(parents=True, exist_ok=True)
-            config_path = node_dir / "server.properties"
-            config_path.write_text(
-                dump_properties(self.node_config(i, port, metrics_port), comment=f"bridgekeeper node {i}")
-            )
-            node = NodeProcess(i, config_path, node_dir / "node.log", port, metrics_port)
-            self._launch(node)
-            self.nodes.append(node)
         deadline = time.monotonic() + timeout
-        for node in self.nodes:
-            self._await_ready(node, deadline)
-            say(f"node {node.broker_id} ready on 127.0.0.1:{node.port}")
+        wave = self.start_wave or len(planned)
+        for first in range(0, len(planned), wave):
+            started = []
+            for i, port, metrics_port in planned[first : first + wave]:
+                node_dir = self.data_dir / f"node-{i}"
+                node_dir.mkdir(parents=True, exist_ok=True)
+                config_path = node_dir / "server.properties"
+                config_path.write_text(
+                    dump_properties(self.node_config(i, port, metrics_port), comment=f"bridgekeeper node {i}")
+                )
+                node = NodeProcess(i, config_path, node_dir / "node.log", port, metrics_port)
+                self._launch(node)
+                self.nodes.append(node)
+                started.append(node)
+            for node in started:
+                self._await_ready(node, deadline)
+                say(f"node {node.broker_id} ready on 127.0.0.1:{node.port}")
         if self.after_nodes is not None:
             self.after_nodes(self)
 

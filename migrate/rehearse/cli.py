@@ -119,7 +119,7 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
                                    data_dir=out_dir / "cluster", overrides=overrides, node_overrides=node_overrides,
                                    broker_ids=ids, racks=twin.nodes.racks, before_nodes=twin.launch.before,
                                    after_nodes=twin.launch.after, start_timeout=twin.start_timeout,
-                                   zk_heap_mb=twin.zk_heap_mb)  # fmt: skip
+                                   zk_heap_mb=twin.zk_heap_mb, start_wave=twin.start_wave)  # fmt: skip
         else:
             cluster = OwnedCluster(nodes=len(ids), zk_servers=args.zk_servers, ibp=from_ibp.version,
                                    data_dir=out_dir / "cluster", overrides=overrides,
@@ -147,12 +147,13 @@ class _Twin:
     info: dict[str, Any]
     start_timeout: float
     zk_heap_mb: int
+    start_wave: int | None
 
 
 def _twin(args: argparse.Namespace) -> _Twin:
     """Read and plan the rows and choose the twin's nodes; raises ValueError naming what cannot be used."""
     from migrate.snapshot.restore import plan, row_files
-    from migrate.twin.nodes import Launch, choose, start_timeout, zookeeper_heap_mb
+    from migrate.twin.nodes import Launch, choose, start_timeout, start_wave, zookeeper_heap_mb
 
     files = row_files(args.from_snapshot)
     p = plan(files, source_chroot=args.source_chroot, acls=args.acls, keep_credentials=args.keep_credentials)
@@ -165,7 +166,7 @@ def _twin(args: argparse.Namespace) -> _Twin:
             "registered": len(p.registrations), "topics": p.topics, "partitions": p.partitions,
             "absent": sorted(absent)}  # fmt: skip
     timeout = max(90.0, start_timeout(p, len(nodes.broker_ids)))
-    return _Twin(nodes, launch, absent, info, timeout, zookeeper_heap_mb(p))
+    return _Twin(nodes, launch, absent, info, timeout, zookeeper_heap_mb(p, len(nodes.broker_ids)), start_wave(p))
 
 
 def _run(args: argparse.Namespace, cluster: Cluster, from_ibp: str, to_ibp: str, clients: tuple[str, ...],

@@ -84,6 +84,7 @@ class OwnedCluster:
         after_nodes: Callable[[Stack], None] | None = None,
         start_timeout: float = 90.0,
         zk_heap_mb: int = 256,
+        start_wave: int | None = None,
     ) -> None:
         """``broker_ids``, ``racks`` and the hooks make it a twin (see :mod:`migrate.twin`): the production
         brokers' ids and racks, the tree restored before the nodes start, the election released after."""
@@ -100,7 +101,7 @@ class OwnedCluster:
             self.stack = Stack(nodes=nodes, data_dir=data_dir, ibp=ibp, overrides=settings,
                                zk_servers=zk_servers, node_overrides=node_overrides, broker_ids=broker_ids,
                                racks=racks, before_nodes=before_nodes, after_nodes=after_nodes,
-                               zk_heap_mb=zk_heap_mb)  # fmt: skip
+                               zk_heap_mb=zk_heap_mb, start_wave=start_wave)  # fmt: skip
         except StackError as exc:
             raise ClusterError(str(exc)) from None
         self.zk_servers = zk_servers

@@ -42,7 +42,7 @@ def cmd_up_twin(args: argparse.Namespace) -> int:
     from controller.devstack.cli import run_stack
     from controller.devstack.stack import Stack, StackError
     from migrate.snapshot.restore import RestoreInputError, plan, row_files
-    from migrate.twin.nodes import Launch, TwinError, choose, start_timeout, zookeeper_heap_mb
+    from migrate.twin.nodes import Launch, TwinError, choose, start_timeout, start_wave, zookeeper_heap_mb
 
     if args.nodes is not None:
         return _usage("--nodes and --from-snapshot: a twin starts one node per broker registered in the rows")
@@ -76,7 +76,8 @@ def cmd_up_twin(args: argparse.Namespace) -> int:
             tls=args.tls,
             before_nodes=launch.before,
             after_nodes=launch.after,
-            zk_heap_mb=zookeeper_heap_mb(p),
+            zk_heap_mb=zookeeper_heap_mb(p, len(twin.broker_ids)),
+            start_wave=start_wave(p),
         )
     except StackError as exc:
         return _usage(str(exc))

@@ -9,6 +9,8 @@ missing ones; the rest are named as left out.
 
 from __future__ import annotations
 
+import gc
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -111,6 +113,7 @@ class Launch:
                 shown[0] = done
                 say(f"  restored {done:,} of {total:,} znodes")
 
+        gc.freeze()  # the plan lives on: out of the collector's scans while the writes make short-lived objects
         outcome = run(target, self.files, p, acls=self.acls, progress=progress)
         if outcome.exit_code != 0:
             raise StackError(f"restoring the snapshot failed: {outcome.message}")
@@ -148,10 +151,21 @@ class Launch:
             self._session = None
 
 
-def zookeeper_heap_mb(p: Plan) -> int:
-    """The sandbox ZooKeeper's heap for the tree: its DataTree holds every znode with its path, data and Stat
-    (~1 KiB each with the JVM's overhead for Kafka's small znodes), twice over while it writes a snapshot."""
-    return max(256, 256 + p.znodes * 2048 // (1024 * 1024))
+def zookeeper_heap_mb(p: Plan, nodes: int) -> int:
+    """The sandbox ZooKeeper's heap: its DataTree holds every znode with its path, data and Stat (~1 KiB each
+    with the JVM's overhead for Kafka's small znodes, twice over while it writes a snapshot), and its watch
+    tables a data watch per node per topic and partition-state znode (~200 B each): at 100,000 partitions and
+    30 nodes the watches outweigh the tree, and a heap sized for the tree alone left ZooKeeper collecting
+    garbage instead of answering."""
+    watches = nodes * (p.topics + p.partitions) * 200
+    return 256 + (p.znodes * 2048 + watches) // (1024 * 1024)
+
+
+def start_wave(p: Plan) -> int | None:
+    """How many of a twin's nodes start at once: all of a small one; for a big one as many as this machine has
+    cores, each reading the whole tree as it starts (at 100,000 partitions, 30 nodes at once on 2 cores left
+    ZooKeeper without answers past the nodes' request timeouts)."""
+    return None if p.partitions <= 20_000 else max(2, os.cpu_count() or 2)
 
 
 def start_timeout(p: Plan, nodes: int) -> float:
