@@ -22,6 +22,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 from kazoo.security import make_acl, make_digest_acl
 
+from controller.devstack.localzk import LocalZooKeeper
 from migrate.snapshot.files import Node
 from migrate.snapshot.rows import RowWriter, read_rows
 from tests.zkharness import ZkServer, new_client
@@ -282,19 +283,43 @@ def _whole_topics(zk: KazooClient, rows: dict[str, bytes | None]) -> int:
     return len(topics)
 
 
+@pytest.fixture(scope="module")
+def big_server() -> Iterator[ZkServer]:
+    """A ZooKeeper of its own for the ~250,000-znode restores: the session's shared server (256 MB heap) holding
+    them beside every other test's data ran out of heap and stopped answering."""
+    local = LocalZooKeeper(1, heap_mb=1536).start()
+    try:
+        yield ZkServer(local.connect_string, "local", local.log_tail, local.stop)
+    finally:
+        local.stop()
+
+
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
 def test_a_restore_stopped_halfway_leaves_whole_topics_and_the_marker(
     big_rows: Path,
     small_rows: Path,
+    big_server: ZkServer,
+    tmp_path: Path,
+    sig: signal.Signals,
+) -> None:
+    zk_server, zk_hosts = big_server, f"{big_server.hosts}/stopped-{sig.name.lower()}"
+    with client_at(zk_server.hosts) as root:
+        root.ensure_path("/" + zk_hosts.split("/", 1)[1])
+    with client_at(zk_hosts) as zk:
+        _stopped_halfway(big_rows, small_rows, zk_server, zk_hosts, zk, tmp_path, sig)
+
+
+def _stopped_halfway(
+    big_rows: Path,
+    small_rows: Path,
     zk_server: ZkServer,
     zk_hosts: str,
-    chroot_zk: KazooClient,
+    zk: KazooClient,
     tmp_path: Path,
     sig: signal.Signals,
 ) -> None:
     import pyarrow.parquet as pq
 
-    zk = chroot_zk
     table = pq.read_table(str(big_rows), columns=["path", "data", "ephemeral_owner"])
     rows = {
         p: d
