@@ -351,6 +351,7 @@ def test_waves_respect_the_per_broker_cap_and_an_interrupted_run_resumes(
         first = subprocess.Popen(
             [sys.executable, "-m", "controller.cli", "reassign", *args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2],
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # even when started with it ignored
         )  # fmt: skip
         wait_for(lambda: any(seen), 60, "the first wave to start")
         first.send_signal(signal.SIGINT)

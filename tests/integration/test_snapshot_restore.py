@@ -104,6 +104,12 @@ def client_at(hosts: str, **kwargs: Any) -> Iterator[KazooClient]:
         client.close()
 
 
+def interruptible() -> None:
+    """In the child: SIGINT back to its default, so Python turns it into KeyboardInterrupt even when the suite
+    runs in the background of a non-interactive shell, which starts every child with SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -333,6 +339,7 @@ def _stopped_halfway(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=interruptible,
     )
     try:
         deadline = time.monotonic() + 90
