@@ -200,8 +200,7 @@ def _plan(files: Sequence[Path], source_chroot: str | None, acls: str, keep_cred
         refuse_relative()
     if len(kept) + sum(out.skipped.values()) != len(all_paths):  # a path kept twice counts once
         refuse_duplicates()
-    # pre-order, a subtree's paths contiguous: sorted with "/" below every other character (ZooKeeper forbids \0)
-    order = [k.replace("\0", "/") for k in sorted([p.replace("/", "\0") for p in kept])]
+    order = _pre_order(kept)
     order = _add_ancestors(out, kept, order)
     _count_topics(out, kept)
     out.groups = Groups(order, kept)
@@ -272,6 +271,12 @@ def _count_topics(out: Plan, kept: dict[str, bytes | None]) -> None:
     out.assigned = frozenset(assigned)
 
 
+def _pre_order(paths_: Iterable[str]) -> list[str]:
+    """The paths in pre-order, each subtree's paths contiguous: sorted with "/" below every other character
+    (ZooKeeper forbids \\0 in a path)."""
+    return [k.replace("\0", "/") for k in sorted([p.replace("/", "\0") for p in paths_])]
+
+
 def _add_ancestors(out: Plan, kept: dict[str, bytes | None], order: list[str]) -> list[str]:
     """``order`` with every ancestor the rows lack (an export of a few subtrees) added with null data, where
     pre-order puts it: just before its first descendant."""
@@ -286,7 +291,7 @@ def _add_ancestors(out: Plan, kept: dict[str, bytes | None], order: list[str]) -
     for path in missing:
         kept[path] = None
     out.added_parents = len(missing)
-    return [k.replace("\0", "/") for k in sorted([p.replace("/", "\0") for p in kept])]
+    return _pre_order(kept)
 
 
 class Groups:
