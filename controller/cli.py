@@ -1,21 +1,95 @@
-"""The ``bridgekeeper`` command: the root parser only.
+"""The ``bridgekeeper`` command: the root parser and the one table of every command.
 
-It mounts ``node`` and ``version`` here, the local stack's commands (``up``, ``zk run``) from
-``controller.devstack.cli`` and the operator tools (``zk get``, ``zk scram``, and the migration tools to come)
-from ``migrate.cli``. Each command's code lives with what it runs.
+Each row of :data:`COMMANDS` names a command (``"snapshot export"``), its one-line help, and the functions (in
+the module beside the code it runs) that add its flags to the parser made here. The daemon's commands and the
+operator tools are registered in the same table, so ``--help``, the README's checks and the exit-code test all
+walk one list. Every command keeps the contract in :mod:`controller.exits`.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
+import importlib
 import sys
-from collections.abc import Sequence
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from importlib import metadata
+from typing import Any, NoReturn
 
-from controller.cliutil import wait_for_stop_signal
-from controller.devstack import cli as devstack_cli
-from migrate import cli as migrate_cli
+from controller.exits import CommandError, ExitCode, configure_tool_logging, report
+
+
+@dataclass(frozen=True)
+class Command:
+    path: str
+    help: str
+    #: "module:function" callables, each given the command's parser, in order (``up``'s twin flags come second).
+    configure: tuple[str, ...]
+    #: Runs servers and sets up its own logging (``--log-level``, progress lines), so it takes no ``--verbose``.
+    daemon: bool = False
+
+
+GROUPS: dict[str, str] = {
+    "zk": "local ZooKeeper and znode tools",
+    "snapshot": "ZooKeeper metadata as rows: export a live tree, parse snapshot files, check, restore",
+    "lockdown": "ZooKeeper ACLs so only the controller identity may write metadata",
+    "pipeline": "the fleet pipeline: model tables, readiness reports, reassignment plans",
+}
+
+COMMANDS: tuple[Command, ...] = (
+    Command("version", "print the version", ("controller.cli:configure_version",)),
+    Command("node", "run one node from a Kafka-style properties file (like kafka-server-start.sh)",
+            ("controller.node_cli:configure_node",), daemon=True),
+    Command("health", "exit 0 when a node answers ApiVersions (the container health check), 1 otherwise",
+            ("controller.node_cli:configure_health",)),
+    Command("up", "run a local ZooKeeper and N nodes in the foreground until Ctrl-C",
+            ("controller.devstack.cli:configure_up", "migrate.twin.cli:extend_up"), daemon=True),
+    Command("zk run", "run a local ZooKeeper (Debian package) in the foreground until Ctrl-C",
+            ("controller.devstack.cli:configure_zk_run",), daemon=True),
+    Command("zk get", "read one znode and decode it with Kafka's format rules", ("migrate.cli:configure_zk_get",)),
+    Command("zk scram", "set or delete a user's SCRAM credential in ZooKeeper (kafka-configs --zookeeper), e.g. to "
+            "bootstrap the inter-broker user before any node starts", ("migrate.cli:configure_zk_scram",)),
+    Command("snapshot export", "walk a live tree (multiRead) into Parquet or JSON lines",
+            ("migrate.snapshot.cli:configure_export",)),
+    Command("snapshot parse", "read ZooKeeper's snapshot files offline (plain, .gz, .snappy)",
+            ("migrate.snapshot.cli:configure_parse",)),
+    Command("snapshot check", "decode every Kafka znode of a snapshot and report what blocks an upgrade",
+            ("migrate.snapshot.cli:configure_check",)),
+    Command("snapshot restore", "write rows (export or parse output) into an empty sandbox chroot: a twin's "
+            "ZooKeeper", ("migrate.snapshot.restore_cli:configure_restore",)),
+    Command("lockdown plan", "print what would change", ("migrate.lockdown.cli:configure_plan",)),
+    Command("lockdown apply", "save the current ACLs, then lock", ("migrate.lockdown.cli:configure_apply",)),
+    Command("lockdown verify", "exit 1 if any znode's ACL differs from the plan",
+            ("migrate.lockdown.cli:configure_verify",)),
+    Command("lockdown revert", "restore the ACLs saved by apply", ("migrate.lockdown.cli:configure_revert",)),
+    Command("rehearse", "rehearse the two-phase rolling upgrade (binaries, then IBP) under live client load",
+            ("migrate.rehearse.cli:configure",)),
+    Command("pipeline model", "decode snapshot rows into model tables (Parquet, partitioned by cluster)",
+            ("migrate.pipeline.cli:configure_model",)),
+    Command("pipeline report", "fleet readiness report (HTML with plots + JSON)",
+            ("migrate.pipeline.cli:configure_report",)),
+    Command("pipeline plan", "movement-minimal reassignment plans (Kafka's plan-file format)",
+            ("migrate.pipeline.cli:configure_plan",)),
+    Command("pipeline synth", "write deterministic synthetic clusters (optionally with seeded defects) as snapshot "
+            "rows", ("migrate.snapshot.synth_cli:configure_synth",)),
+)  # fmt: skip
+
+#: Commands that parse their own arguments: the root hands them everything after the name. ``reassign`` keeps
+#: kafka-reassign-partitions' flags, messages and exit codes, which argparse would answer in its own words.
+RAW_COMMANDS: dict[str, tuple[str, str]] = {
+    "reassign": (
+        "migrate.cli:cmd_reassign",
+        "move partitions between brokers: kafka-reassign-partitions' flags, JSON files and output "
+        "(run 'bridgekeeper reassign --help')",
+    ),
+}
+
+
+def _load(ref: str) -> Callable[..., Any]:
+    module, _, name = ref.partition(":")
+    fn: Callable[..., Any] = getattr(importlib.import_module(module), name)
+    return fn
 
 
 def _version() -> str:
@@ -30,114 +104,89 @@ def cmd_version(_: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_node(args: argparse.Namespace) -> int:
-    from controller.config import ConfigError, load_config, parse_overrides
-    from controller.config_env import properties_from_env
-    from controller.node import Node, configure_logging
-    from controller.store.registration import BrokerIdInUse
-    from controller.zk.session import ZkUnavailable
-
-    configure_logging(args.log_level)
-    try:
-        # Precedence, lowest first: the properties file, KAFKA_* variables (--config-from-env), --set.
-        settings = properties_from_env(os.environ) if args.config_from_env else {}
-        settings.update(parse_overrides(args.override))
-        config = load_config(args.config, settings)
-    except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"error: cannot read config file: {exc}", file=sys.stderr)
-        return 2
-    for warning in config.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    # A node is a handful of threads (wire loop, ZooKeeper I/O, request workers) passing work along; a
-    # shorter GIL switch interval than the default 5 ms keeps those hand-offs off the request latency.
-    sys.setswitchinterval(0.0005)
-    node = Node(config)
-    try:
-        node.start()
-    except (ZkUnavailable, BrokerIdInUse, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        node.stop()
-        return 1
-    print(node.ready_line(), flush=True)
-    try:
-        wait_for_stop_signal()
-    finally:
-        node.stop()
-    return 0
+def configure_version(p: argparse.ArgumentParser) -> None:
+    p.set_defaults(func=cmd_version)
 
 
-def cmd_health(args: argparse.Namespace) -> int:
-    from controller.wire.health import HealthConfigError, client_tls, probe
+class _Parser(argparse.ArgumentParser):
+    """argparse with the contract's usage errors: exit 2, and in a JSON mode the error object on stdout too."""
 
-    try:
-        tls = client_tls(args.command_config) if args.command_config else None
-    except HealthConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    problem = probe(args.bootstrap_server, args.timeout, tls=tls)
-    if problem is not None:
-        print(f"unhealthy: {problem}", file=sys.stderr)
-        return 1
-    print(f"healthy: {args.bootstrap_server} answers ApiVersions")
-    return 0
+    json_errors = False
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        report(f"{self.prog}: {message}", ExitCode.USAGE, json_mode=_Parser.json_errors)
+        sys.exit(ExitCode.USAGE)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="bridgekeeper", description="Kafka-compatible, ZooKeeper-backed bridge-release control plane."
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    p = sub.add_parser("version", help="print the version")
-    p.set_defaults(func=cmd_version)
-
-    node = sub.add_parser("node", help="run one node from a Kafka-style properties file")
-    node.add_argument("--config", default=None, help="server.properties")
-    node.add_argument(
-        "--override", "--set", action="append", default=[], metavar="KEY=VALUE", help="config override, repeatable"
-    )
-    node.add_argument(
-        "--config-from-env",
-        action="store_true",
-        help="also read KAFKA_* environment variables as properties, the way Kafka's image does "
-        "(KAFKA_INTER_BROKER_PROTOCOL_VERSION -> inter.broker.protocol.version; __ for _, ___ for -); "
-        "they override the file, --set overrides them",
-    )
-    node.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
-    node.set_defaults(func=cmd_node)
-
-    health = sub.add_parser(
-        "health", help="exit 0 when a node answers ApiVersions (the container health check), 1 otherwise"
-    )
-    health.add_argument("--bootstrap-server", default="127.0.0.1:9092", metavar="HOST:PORT")
-    health.add_argument("--timeout", type=float, default=5.0, metavar="SECONDS")
-    health.add_argument(
-        "--command-config",
-        metavar="FILE",
-        help="Kafka client properties for an SSL or SASL_SSL listener: security.protocol, ssl.truststore.*, "
-        "ssl.keystore.* (when the listener wants a client certificate), ssl.endpoint.identification.algorithm",
-    )
-    health.set_defaults(func=cmd_health)
-
-    zk = sub.add_parser("zk", help="local ZooKeeper and znode tools")
-    zsub = zk.add_subparsers(dest="zk_command", required=True, metavar="ZK_COMMAND")
-    devstack_cli.register(sub, zsub)
-    migrate_cli.register(sub, zsub)
+    parser.add_argument("--version", action="version", version=f"bridgekeeper {_version()}")
+    root: argparse._SubParsersAction[_Parser] = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    groups: dict[str, argparse._SubParsersAction[_Parser]] = {}
+    for command in COMMANDS:
+        words = command.path.split()
+        where = root
+        if len(words) == 2:
+            if words[0] not in groups:
+                group = root.add_parser(words[0], help=GROUPS[words[0]])
+                groups[words[0]] = group.add_subparsers(
+                    dest=f"{words[0]}_command", required=True, metavar=f"{words[0].upper()}_COMMAND"
+                )
+            where = groups[words[0]]
+        leaf = where.add_parser(words[-1], help=command.help, description=command.help)
+        for ref in command.configure:
+            _load(ref)(leaf)
+        if not command.daemon:
+            leaf.add_argument("-v", "--verbose", action="store_true", help="show the libraries' logs on stderr")
+        leaf.set_defaults(daemon=command.daemon)
+    for name, (_, text) in RAW_COMMANDS.items():
+        root.add_parser(name, add_help=False, help=text)
     return parser
+
+
+def _json_requested(argv: Sequence[str]) -> bool:
+    """Whether the command line asks for JSON output (``--format json``; ``reassign`` handles its own)."""
+    pairs = zip(argv, [*argv[1:], ""], strict=True)
+    return any(a == "--format=json" or (a == "--format" and nxt == "json") for a, nxt in pairs)
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """ZooKeeper or Kafka away, answering too late, or refusing our credentials: exit 3 whichever layer saw it."""
+    session = sys.modules.get("controller.zk.session")
+    if session is not None and isinstance(exc, session.ZkUnavailable | session.ZkTimeout | session.SessionLost):
+        return True
+    kazoo = sys.modules.get("kazoo.exceptions")
+    if kazoo is not None and isinstance(exc, kazoo.AuthFailedError | kazoo.ConnectionLoss):
+        return True
+    return isinstance(exc, ConnectionError | TimeoutError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    # Tools that keep another program's command line (kafka-reassign-partitions' flags, errors and exit
-    # codes) parse their own arguments; argparse would answer their mistakes in its own words.
-    if args_list and args_list[0] in migrate_cli.RAW_COMMANDS:
-        return migrate_cli.RAW_COMMANDS[args_list[0]](args_list[1:])
+    if args_list and args_list[0] in RAW_COMMANDS:
+        result: int = _load(RAW_COMMANDS[args_list[0]][0])(args_list[1:])
+        return result
+    _Parser.json_errors = _json_requested(args_list)
     args = build_parser().parse_args(args_list)
-    result: int = args.func(args)
-    return result
+    verbose = bool(getattr(args, "verbose", False))
+    if not args.daemon:
+        configure_tool_logging(verbose)
+    json_mode = getattr(args, "format", None) == "json"
+    try:
+        return int(args.func(args))
+    except CommandError as exc:
+        return report(exc.message, exc.code, json_mode=json_mode)
+    except KeyboardInterrupt:
+        return report("interrupted", ExitCode.INTERRUPTED, json_mode=json_mode)
+    except Exception as exc:
+        if verbose:
+            traceback.print_exc()
+        code = ExitCode.UNREACHABLE if _unreachable(exc) else ExitCode.PROBLEM
+        return report(f"{type(exc).__name__}: {exc}" if code == ExitCode.PROBLEM else str(exc), code,
+                      json_mode=json_mode)  # fmt: skip
 
 
 if __name__ == "__main__":

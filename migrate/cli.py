@@ -1,10 +1,6 @@
-"""Operator subcommands, registered on the root ``bridgekeeper`` parser by :func:`register`.
-
-Today: ``reassign`` (kafka-reassign-partitions, in ``migrate/reassign/``), ``zk get`` (read one znode as
-Kafka would decode it) and ``zk scram`` (write a SCRAM credential the way ``kafka-configs --zookeeper``
-does). The migration tools to come (snapshot, lockdown, rehearse, pipeline) register here too. Each
-command imports what it needs when it runs, so ``bridgekeeper --help`` stays fast and the node never
-pays for the tools.
+"""The small operator commands: ``zk get`` (read one znode as Kafka would decode it), ``zk scram`` (write a
+SCRAM credential the way ``kafka-configs --zookeeper`` does) and the ``reassign`` entry point. Each command imports
+what it needs when it runs, so ``bridgekeeper --help`` stays fast and the node never pays for the tools.
 """
 
 from __future__ import annotations
@@ -31,8 +27,6 @@ def cmd_zk_get(args: argparse.Namespace) -> int:
     session = connect(args.zookeeper, name="zk-get", timeout=args.timeout, read_only=True,
                       session_timeout_ms=int(args.timeout * 1000),
                       tls_config_file=args.zk_tls_config_file)  # fmt: skip
-    if session is None:
-        return 2
     try:
         found = session.get(args.path)
     finally:
@@ -110,46 +104,15 @@ def cmd_reassign(argv: Sequence[str]) -> int:
 RAW_COMMANDS: dict[str, Callable[[Sequence[str]], int]] = {"reassign": cmd_reassign}
 
 
-def register(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser], zk: argparse._SubParsersAction[argparse.ArgumentParser]
-) -> None:
-    """Add the operator commands: ``reassign`` (listed here for --help; it parses its own arguments) and
-    ``zk get`` / ``zk scram`` in the ``zk`` group."""
-    from migrate.lockdown.cli import register as register_lockdown
-    from migrate.pipeline.cli import register as register_pipeline
-    from migrate.rehearse.cli import register as register_rehearse
-    from migrate.snapshot.cli import register as register_snapshot
-    from migrate.snapshot.synth_cli import register as register_synth
-    from migrate.twin.cli import extend_up
-
-    register_snapshot(sub)
-    extend_up(sub.choices["up"])
-    register_lockdown(sub)
-    register_rehearse(sub)
-    pipeline = sub.add_parser(
-        "pipeline", help="the fleet pipeline: model tables, readiness reports, reassignment plans"
-    )
-    pipeline_sub = pipeline.add_subparsers(dest="pipeline_command", required=True, metavar="PIPELINE_COMMAND")
-    register_pipeline(pipeline_sub)
-    register_synth(pipeline_sub)
-    sub.add_parser(
-        "reassign",
-        add_help=False,
-        help="move partitions between brokers: kafka-reassign-partitions' flags, JSON files and output "
-        "(run 'bridgekeeper reassign --help')",
-    )
-    get = zk.add_parser("get", help="read one znode and decode it with Kafka's format rules")
+def configure_zk_get(get: argparse.ArgumentParser) -> None:
     get.add_argument("path", help="znode path, e.g. /brokers/topics/foo")
     get.add_argument("--zookeeper", required=True, help="connect string host:port[,host:port][/chroot]")
     add_tls_flag(get)
     get.add_argument("--timeout", type=float, default=10.0, help="connect timeout in seconds")
     get.set_defaults(func=cmd_zk_get)
 
-    scram = zk.add_parser(
-        "scram",
-        help="set or delete a user's SCRAM credential in ZooKeeper (kafka-configs --zookeeper), e.g. to "
-        "bootstrap the inter-broker user before any node starts",
-    )
+
+def configure_zk_scram(scram: argparse.ArgumentParser) -> None:
     scram.add_argument("--zookeeper", required=True, help="connect string host:port[,host:port][/chroot]")
     add_tls_flag(scram)
     scram.add_argument("--user", required=True, help="the user (principal User:<user>)")

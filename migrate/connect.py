@@ -9,7 +9,6 @@ Kafka, TLS is used only when the file sets ``zookeeper.ssl.client.enable=true``.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -76,16 +75,17 @@ def connect(
     read_only: bool = False,
     session_timeout_ms: int | None = None,
     tls_config_file: str | None = None,
-) -> ZkSession | None:
-    """A started session, or None after printing "error: cannot connect to ZooKeeper at ..." (or what is wrong
-    with ``tls_config_file``): the caller picks its exit code."""
+) -> ZkSession:
+    """A started session. Raises :class:`~controller.exits.UsageError` for a ``tls_config_file`` that cannot be
+    used (read before any connection is opened) and :class:`~controller.exits.Unreachable` naming the address
+    and the timeout when ZooKeeper does not answer."""
+    from controller.exits import Unreachable, UsageError
     from controller.zk.session import ZkSession, ZkUnavailable
 
     try:
         tls = zk_tls(tls_config_file)
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return None
+        raise UsageError(str(exc)) from None
     session = ZkSession(
         zookeeper,
         auth=auth,
@@ -96,7 +96,6 @@ def connect(
     )
     try:
         session.start(timeout=timeout)
-    except ZkUnavailable as exc:
-        print(f"error: cannot connect to ZooKeeper at {zookeeper}: {exc}", file=sys.stderr)
-        return None
+    except ZkUnavailable:  # start() has stopped the client
+        raise Unreachable(f"cannot connect to ZooKeeper at {zookeeper} within {timeout:g} s") from None
     return session

@@ -112,11 +112,8 @@ def run_stack(stack: Stack, *, timeout: float = 60.0, notes: Callable[[Stack], l
     return 0
 
 
-def register(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser], zk: argparse._SubParsersAction[argparse.ArgumentParser]
-) -> None:
-    """Add ``up`` to the root commands and ``run`` to the ``zk`` group."""
-    up = sub.add_parser("up", help="run a local ZooKeeper and N nodes in the foreground until Ctrl-C")
+def configure_up(up: argparse.ArgumentParser) -> None:
+    """``bridgekeeper up``'s flags."""
     up.add_argument("--nodes", type=positive_int, default=None, help="number of nodes (broker+controller), default 3")
     up.add_argument("--data-dir", default=None, help="keep ZooKeeper data, node configs and logs here")
     up.add_argument("--base-port", type=port, default=None, help="ZooKeeper on P, node i on P+i, metrics on P+100+i")
@@ -129,7 +126,9 @@ def register(
     )  # fmt: skip
     up.set_defaults(func=cmd_up)
 
-    run = zk.add_parser("run", help="run a local ZooKeeper (Debian package) in the foreground until Ctrl-C")
+
+def configure_zk_run(run: argparse.ArgumentParser) -> None:
+    """``bridgekeeper zk run``'s flags."""
     run.add_argument("--servers", type=int, choices=(1, 3, 5), default=1, help="1 = standalone, 3/5 = ensemble")
     run.add_argument("--port", type=port, default=None, help="client port (standalone only; default: a free port)")
     run.add_argument("--data-dir", default=None, help="keep data here instead of a temporary directory")

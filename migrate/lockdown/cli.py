@@ -31,8 +31,6 @@ def cmd_lockdown(args: argparse.Namespace) -> int:
         auth=[("digest", credentials)],
         tls_config_file=args.zk_tls_config_file,
     )
-    if session is None:
-        return 1
     try:
         if args.lockdown_command == "plan":
             return tool.plan(session, who)
@@ -51,24 +49,34 @@ def cmd_lockdown(args: argparse.Namespace) -> int:
         session.close()
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    lock = sub.add_parser("lockdown", help="ZooKeeper ACLs so only the controller identity may write metadata")
-    lsub = lock.add_subparsers(dest="lockdown_command", required=True, metavar="LOCKDOWN_COMMAND")
-    for name, text in (("plan", "print what would change"), ("apply", "save the current ACLs, then lock"),
-                       ("verify", "exit 1 if any znode's ACL differs from the plan"),
-                       ("revert", "restore the ACLs saved by apply")):  # fmt: skip
-        p = lsub.add_parser(name, help=text)
-        p.add_argument("--zookeeper", required=True, help="host:port[,host:port][/chroot]")
-        add_tls_flag(p)
-        p.add_argument(
-            "--controller-identity",
-            required=True,
-            metavar="digest:USER:PASSWORD",
-            help="the controller's ZooKeeper identity (bridgekeeper.zookeeper.controller.digest)",
-        )
-        p.add_argument("--broker-identity", default=None, metavar="digest:USER:PASSWORD",
-                       help="the brokers' identity (bridgekeeper.zookeeper.digest); without it, what brokers "
-                       "still write stays writable by anyone")  # fmt: skip
-        p.add_argument("--backup", default="lockdown-acls.json", help="where apply saves and revert reads ACLs")
-        p.add_argument("--timeout", type=float, default=10.0, help="connect timeout in seconds")
-        p.set_defaults(func=cmd_lockdown)
+def configure_plan(p: argparse.ArgumentParser) -> None:
+    _configure(p, "plan")
+
+
+def configure_apply(p: argparse.ArgumentParser) -> None:
+    _configure(p, "apply")
+
+
+def configure_verify(p: argparse.ArgumentParser) -> None:
+    _configure(p, "verify")
+
+
+def configure_revert(p: argparse.ArgumentParser) -> None:
+    _configure(p, "revert")
+
+
+def _configure(p: argparse.ArgumentParser, name: str) -> None:
+    p.add_argument("--zookeeper", required=True, help="host:port[,host:port][/chroot]")
+    add_tls_flag(p)
+    p.add_argument(
+        "--controller-identity",
+        required=True,
+        metavar="digest:USER:PASSWORD",
+        help="the controller's ZooKeeper identity (bridgekeeper.zookeeper.controller.digest)",
+    )
+    p.add_argument("--broker-identity", default=None, metavar="digest:USER:PASSWORD",
+                   help="the brokers' identity (bridgekeeper.zookeeper.digest); without it, what brokers "
+                   "still write stays writable by anyone")  # fmt: skip
+    p.add_argument("--backup", default="lockdown-acls.json", help="where apply saves and revert reads ACLs")
+    p.add_argument("--timeout", type=float, default=10.0, help="connect timeout in seconds")
+    p.set_defaults(func=cmd_lockdown, lockdown_command=name)

@@ -174,18 +174,21 @@ def _common(p: argparse.ArgumentParser, model: bool = True) -> None:
     p.add_argument("--quiet", action="store_true", help="no live progress on stderr")
 
 
-def register(pipeline: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from migrate.pipeline.planning import OPERATIONS
-
-    m = pipeline.add_parser("model", help="decode snapshot rows into model tables (Parquet, partitioned by cluster)")
+def configure_model(m: argparse.ArgumentParser) -> None:
     _common(m, model=False)
     m.set_defaults(func=cmd_model)
-    r = pipeline.add_parser("report", help="fleet readiness report (HTML with plots + JSON)")
+
+
+def configure_report(r: argparse.ArgumentParser) -> None:
     _common(r)
     r.add_argument("--fail-on", choices=("blocker", "warning", "info"),
                    help="exit 1 when a finding of this severity or worse is present")  # fmt: skip
     r.set_defaults(func=cmd_report)
-    p = pipeline.add_parser("plan", help="movement-minimal reassignment plans (Kafka's plan-file format)")
+
+
+def configure_plan(p: argparse.ArgumentParser) -> None:
+    from migrate.pipeline.planning import OPERATIONS
+
     p.add_argument("operation", choices=OPERATIONS)
     _common(p)
     p.add_argument("--cluster", help="plan only this cluster of the input")

@@ -218,14 +218,13 @@ def _run(args: argparse.Namespace, cluster: Cluster, from_ibp: str, to_ibp: str,
     return doc["exit_code"]
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    r = sub.add_parser(
-        "rehearse", help="rehearse the two-phase rolling upgrade (binaries, then IBP) under live client load",
-        description="Start a ZooKeeper ensemble and N nodes at --from-ibp (or --attach to a running cluster), roll "
+def configure(r: argparse.ArgumentParser) -> None:
+    r.description = (
+        "Start a ZooKeeper ensemble and N nodes at --from-ibp (or --attach to a running cluster), roll "
         "every node (same IBP), roll again with --to-ibp, optionally lock ZooKeeper down, with real clients "
         "writing throughout and named checks after every step. Writes report.html and rehearsal.json; exit 0 "
-        "only when every check passed.",
-    )  # fmt: skip
+        "only when every check passed."
+    )
     r.add_argument("--from-ibp", required=True, help="the IBP the cluster runs now, e.g. 3.3-IV3")
     r.add_argument("--to-ibp", required=True, help="the IBP to bump to in the second roll, e.g. 3.4-IV0")
     r.add_argument("--nodes", type=positive_int, default=None, help="nodes to start (default 3)")

@@ -208,6 +208,7 @@ class FailoverSoak:
 
     # -- lifecycle ----------------------------------------------------------------------------------------------
     def start(self) -> None:
+        from controller.exits import CommandError
         from migrate.connect import connect
         from migrate.rehearse.load import LoadPool
 
@@ -222,10 +223,11 @@ class FailoverSoak:
         self.say(f"starting {o.zk_servers} ZooKeeper server(s) and {o.nodes} nodes")
         self.cluster.launch(self.say)
         # Our own session outlives every fault: a long timeout, the controller identity (reads only).
-        self.session = connect(self.cluster.zookeeper, name="failover-soak", timeout=30.0,
-                               auth=[("digest", CONTROLLER_IDENTITY)], session_timeout_ms=30_000)  # fmt: skip
-        if self.session is None:
-            raise SoakError(f"cannot connect to ZooKeeper at {self.cluster.zookeeper}")
+        try:
+            self.session = connect(self.cluster.zookeeper, name="failover-soak", timeout=30.0,
+                                   auth=[("digest", CONTROLLER_IDENTITY)], session_timeout_ms=30_000)  # fmt: skip
+        except CommandError as exc:
+            raise SoakError(exc.message) from None
         if not _wait("a controller and every node registered", self.healthy, o.recover_timeout_s, self.say):
             raise SoakError("the cluster did not come up with one active controller")
         nodes = self.cluster.nodes()

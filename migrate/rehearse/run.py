@@ -135,13 +135,14 @@ class Rehearsal:
         self.cluster.close()
 
     def _connect(self) -> ZkSession:
+        from controller.exits import CommandError
         from migrate.connect import connect
 
         auth = [("digest", CONTROLLER_IDENTITY)] if self.cluster.mode == "owned" else []
-        session = connect(self.cluster.zookeeper, name="rehearse", timeout=30.0, auth=auth)
-        if session is None:
-            raise ClusterError(f"cannot connect to ZooKeeper at {self.cluster.zookeeper}")
-        return session
+        try:
+            return connect(self.cluster.zookeeper, name="rehearse", timeout=30.0, auth=auth)
+        except CommandError as exc:
+            raise ClusterError(exc.message) from None
 
     # -- steps ------------------------------------------------------------------------------------------------
     def _step(

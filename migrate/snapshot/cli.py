@@ -8,7 +8,6 @@ import sys
 import time
 
 from migrate.connect import add_tls_flag
-from migrate.snapshot.restore_cli import register as register_restore
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -28,8 +27,6 @@ def cmd_export(args: argparse.Namespace) -> int:
     auth = [("digest", args.zk_digest)] if args.zk_digest else []
     session = connect(args.zookeeper, name="snapshot-export", timeout=args.timeout, auth=auth, read_only=True,
                       tls_config_file=args.zk_tls_config_file)  # fmt: skip
-    if session is None:
-        return 1
     console = Console(stderr=True)
     started = time.monotonic()
     redaction = Redaction()
@@ -149,10 +146,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if blocking else 0
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    snap = sub.add_parser("snapshot", help="ZooKeeper metadata as rows: export a live tree, parse snapshot files")
-    ssub = snap.add_subparsers(dest="snapshot_command", required=True, metavar="SNAPSHOT_COMMAND")
-    ex = ssub.add_parser("export", help="walk a live tree (multiRead) into Parquet or JSON lines")
+def configure_export(ex: argparse.ArgumentParser) -> None:
     ex.add_argument("--zookeeper", required=True, help="host:port[,host:port][/chroot]")
     add_tls_flag(ex)
     ex.add_argument("-o", "--output", required=True, help="output file (.parquet, or .jsonl for JSON lines)")
@@ -173,7 +167,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "credential leaves this host",
     )
     ex.set_defaults(func=cmd_export)
-    pa = ssub.add_parser("parse", help="read ZooKeeper's snapshot files offline (plain, .gz, .snappy)")
+
+
+def configure_parse(pa: argparse.ArgumentParser) -> None:
     pa.add_argument("source", help="a dataDir (or its version-2/) or one snapshot.<zxid> file")
     pa.add_argument("-o", "--output", required=True, help="output file (.parquet, or .jsonl for JSON lines)")
     pa.add_argument("--format", choices=("parquet", "jsonl"), default=None, help="default: from the file name")
@@ -188,9 +184,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "snapshot that reads whole, plus the logs after it)",
     )
     pa.set_defaults(func=cmd_parse)
-    ch = ssub.add_parser("check", help="decode every Kafka znode of a snapshot and report what blocks an upgrade")
+
+
+def configure_check(ch: argparse.ArgumentParser) -> None:
     ch.add_argument("file", help="rows from 'snapshot export' or 'snapshot parse' (.parquet or .jsonl)")
     ch.add_argument("--chroot", default=None, help="where Kafka's tree is (default: found from /brokers)")
     ch.add_argument("--output", choices=("text", "json"), default="text")
     ch.set_defaults(func=cmd_check)
-    register_restore(ssub)

@@ -383,6 +383,7 @@ def run(
 ) -> Outcome:
     """Write ``p`` into the chroot of ``zookeeper`` (created if missing). Refuses a chroot that holds any Kafka
     metadata, writing nothing. A failure halfway leaves the marker, so no node will serve the partial tree."""
+    from controller.exits import CommandError
     from controller.store import tree_copy
     from controller.zk.bulk import BulkWriteError
     from controller.zk.session import SessionLost, ZkTimeout, ZkUnavailable
@@ -399,9 +400,10 @@ def run(
             tree_copy.ensure_root(hosts, chroot, timeout, tls)
         except ZkUnavailable as exc:
             return Outcome(3, message=f"cannot connect to ZooKeeper at {hosts}: {exc}")
-    session = connect(zookeeper, name="snapshot-restore", timeout=timeout, tls_config_file=tls_config_file)
-    if session is None:
-        return Outcome(3)  # connect() printed why
+    try:
+        session = connect(zookeeper, name="snapshot-restore", timeout=timeout, tls_config_file=tls_config_file)
+    except CommandError as exc:
+        return Outcome(int(exc.code), message=exc.message)
     started = time.monotonic()
     written = 0
     restart = f"restore again into a fresh chroot (--zookeeper {hosts}/<new chroot>)"

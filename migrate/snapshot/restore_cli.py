@@ -86,14 +86,12 @@ def cmd_restore(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(ssub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    r = ssub.add_parser(
-        "restore",
-        help="write rows (export or parse output) into an empty sandbox chroot: a twin's ZooKeeper",
-        description="Write every persistent znode of the rows into an empty chroot, parents first, data byte for "
+def configure_restore(r: argparse.ArgumentParser) -> None:
+    r.description = (
+        "Write every persistent znode of the rows into an empty chroot, parents first, data byte for "
         "byte; ephemerals (broker registrations, /controller) and /zookeeper are not written, credentials are "
         "redacted unless --keep-credentials. A chroot already holding /brokers, /controller, /config or /admin is "
-        "refused and left untouched.",
+        "refused and left untouched."
     )
     r.add_argument("rows", nargs="+", help="rows files (.parquet, .jsonl) or directories of them")
     r.add_argument("--zookeeper", required=True, help="host:port[,host:port]/chroot to restore into")

@@ -47,10 +47,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(pipeline: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    synth = pipeline.add_parser(
-        "synth", help="write deterministic synthetic clusters (optionally with seeded defects) as snapshot rows"
-    )
+def configure_synth(synth: argparse.ArgumentParser) -> None:
     synth.add_argument("-o", "--output", required=True, help="file (one cluster) or directory (--clusters > 1)")
     synth.add_argument("--format", choices=("parquet", "jsonl"), default=None,
                        help="default: from the file name (.jsonl for JSON lines), else parquet")  # fmt: skip

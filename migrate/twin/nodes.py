@@ -99,6 +99,7 @@ class Launch:
 
     def before(self, stack: Stack) -> None:
         from controller.devstack.stack import CHROOT, StackError
+        from controller.exits import CommandError
         from controller.store.tree_copy import hold_election
         from migrate.connect import connect
 
@@ -120,8 +121,11 @@ class Launch:
         self.restore_seconds = outcome.seconds
         for line in summary(p, outcome, acls=self.acls, keep_credentials=self.keep_credentials, target=target):
             say(line)
-        self._session = connect(target, name="twin-launch", timeout=10.0)
-        if self._session is None or not hold_election(self._session):
+        try:
+            self._session = connect(target, name="twin-launch", timeout=10.0)
+        except CommandError as exc:
+            raise StackError(exc.message) from None
+        if not hold_election(self._session):
             raise StackError(f"cannot hold the controller election in {target} while the twin's nodes start")
 
     def after(self, stack: Stack, timeout: float = 120.0) -> None:
