@@ -7,6 +7,7 @@ in ``migrate`` can each register their own commands without importing one anothe
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import time
 from typing import Any
@@ -44,4 +45,15 @@ def port(text: str) -> int:
     value = positive_int(text)
     if value > 65535:
         raise argparse.ArgumentTypeError(f"port must be 1-65535, got {text}")
+    return value
+
+
+def seconds(text: str) -> float:
+    """argparse type: a duration in seconds, above zero and finite (every duration flag without ``-ms``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
     return value

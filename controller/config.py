@@ -431,7 +431,7 @@ ZK_CONTROLLER_DIGEST = "bridgekeeper.zookeeper.controller.digest"
 ZK_SET_ACL = "zookeeper.set.acl"
 #: Forwarded requests in flight per broker by default, and the most one may configure (each is a connection to
 #: the controller, and a request the controller serves at once). Kafka keeps one; with 50 concurrent clients
-#: that gave 0.55-0.75x the direct path's throughput, 16 gave 0.88-1.00x (bench/README.md, issue 15).
+#: that gave 0.55-0.75x the direct path's throughput, 16 gave 0.88-1.00x (bench/README.md, forwarding_concurrency).
 DEFAULT_FORWARDING_MAX_IN_FLIGHT = 16
 MAX_FORWARDING_IN_FLIGHT = 64
 #: The authorizer class names Kafka's ZooKeeper mode used; both mean our ACL authorizer.
@@ -1033,9 +1033,13 @@ def _digest(values: _Values, key: str) -> ZkDigest | None:
     text = values.raw.get(key)
     if text is None or not _java_trim(text):
         return None
-    user, colon, password = _java_trim(text).partition(":")
+    text = _java_trim(text)
+    # The tools' form, digest:USER:PASSWORD, is taken too, so one identity string serves the file and the flags.
+    if text.startswith("digest:") and text.count(":") >= 2:
+        text = text.removeprefix("digest:")
+    user, colon, password = text.partition(":")
     if not colon or not user:
-        raise ConfigError.invalid(key, "[hidden]", "expected user:password (a ZooKeeper digest identity)")
+        raise ConfigError.invalid(key, "[hidden]", "expected digest:USER:PASSWORD or USER:PASSWORD")
     return ZkDigest(user, password)
 
 

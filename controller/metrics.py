@@ -1,5 +1,5 @@
 """Per-node Prometheus metrics: controller state, requests per API, ZooKeeper writes, KIP-590 forwarding and
-KIP-511 client software. The README maps each Kafka/KIP metric name to ours.
+KIP-511 client software. docs/observability.md maps each Kafka/KIP metric name to ours.
 
 Each node has its own registry so several nodes in one process (tests) never share series. Label values
 that can be known up front (API names, write kinds) are created at start, so a rate() over a counter that

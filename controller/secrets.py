@@ -35,7 +35,9 @@ def add_identity_flags(parser: argparse.ArgumentParser, role: str, what: str) ->
         flag, metavar=IDENTITY_FORM, default=None,
         help=f"{what}; {VISIBLE}: prefer {flag}-file or ${env_name(role)}",
     )  # fmt: skip
-    either.add_argument(f"{flag}-file", metavar="FILE", default=None, help=f"a file holding {what} as {IDENTITY_FORM}")
+    either.add_argument(
+        f"{flag}-file", metavar="FILE", default=None, help=f"a file holding {flag}'s value ({IDENTITY_FORM})"
+    )
 
 
 def identity(args: argparse.Namespace, role: str, *, required: bool) -> str | None:

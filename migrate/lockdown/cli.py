@@ -1,29 +1,56 @@
-"""``bridgekeeper lockdown``'s command line (imports the tool only when it runs)."""
+"""``bridgekeeper lockdown``'s command line (imports the tool only when it runs).
+
+Everything the command is given (the identities, the backup file) is checked before ZooKeeper is contacted, so
+a typo costs no connection attempt and a lockdown that could not save or find its backup never starts.
+"""
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
+from controller.secrets import add_identity_flags
 from migrate.connect import add_tls_flag
+
+#: Said when the connection goes mid-way: apply saves the backup before changing any ACL and merges into it on a
+#: rerun (the first saved ACL of a path is kept), and revert sets saved ACLs, so rerunning finishes the work.
+RERUN = "rerun the command (it is safe to rerun)"
 
 
 def cmd_lockdown(args: argparse.Namespace) -> int:
-    from controller.zk.session import ZkTimeout, ZkUnavailable
+    from controller.exits import CommandError, Unreachable, UsageError
+    from controller.secrets import identity
+    from controller.zk.errors import (
+        ConnectionClosedError,
+        ConnectionLoss,
+        KazooTimeoutError,
+        NoAuthError,
+        OperationTimeoutError,
+        SessionLost,
+        ZkTimeout,
+        ZkUnavailable,
+    )
     from migrate.connect import connect
     from migrate.lockdown import tool
     from zkmodel.zk_acls import Identities, IdentityError, digest_identity
 
+    controller = identity(args, "controller", required=True)
+    broker = identity(args, "broker", required=False)
+    assert controller is not None  # required=True raises instead
     try:
         who = Identities(
-            digest_identity(args.controller_identity, "--controller-identity"),
-            digest_identity(args.broker_identity, "--broker-identity") if args.broker_identity else None,
+            digest_identity(controller, "--controller-identity"),
+            digest_identity(broker, "--broker-identity") if broker else None,
         )
     except IdentityError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    _scheme, _, credentials = args.controller_identity.partition(":")
+        raise UsageError(str(exc)) from None
+    backup = Path(args.backup)
+    if args.lockdown_command == "apply":
+        tool.check_backup_target(backup)
+    elif args.lockdown_command == "revert":
+        tool.read_backup(backup)
+
+    _scheme, _, credentials = controller.partition(":")
     session = connect(
         args.zookeeper,
         name="lockdown",
@@ -31,20 +58,32 @@ def cmd_lockdown(args: argparse.Namespace) -> int:
         auth=[("digest", credentials)],
         tls_config_file=args.zk_tls_config_file,
     )
+    # the connection went (or a request got no answer) part-way through
+    lost = (
+        ZkTimeout,
+        ZkUnavailable,
+        SessionLost,
+        ConnectionLoss,
+        ConnectionClosedError,
+        OperationTimeoutError,
+        KazooTimeoutError,
+    )
     try:
         if args.lockdown_command == "plan":
             return tool.plan(session, who)
         if args.lockdown_command == "apply":
-            return tool.apply(session, who, Path(args.backup))
+            return tool.apply(session, who, backup)
         if args.lockdown_command == "verify":
             return tool.verify(session, who)
-        return tool.revert(session, Path(args.backup))
-    except (ZkTimeout, ZkUnavailable) as exc:
-        print(f"error: {exc}; rerun the command (it is safe to rerun)", file=sys.stderr)
-        return 1
-    except Exception as exc:  # kazoo's NoAuth and the like: name it, no traceback
-        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
+        return tool.revert(session, backup)
+    except lost as exc:
+        raise Unreachable(f"{str(exc) or type(exc).__name__}; {RERUN}") from None
+    except NoAuthError:  # a read refused: the ACL writes name their znode (tool._set_acl)
+        user = credentials.partition(":")[0]
+        raise CommandError(
+            f"not authorised to read Kafka's znodes as {user!r}: a locked tree shows its credentials only to the "
+            "controller identity (--controller-identity)"
+        ) from None
     finally:
         session.close()
 
@@ -68,15 +107,16 @@ def configure_revert(p: argparse.ArgumentParser) -> None:
 def _configure(p: argparse.ArgumentParser, name: str) -> None:
     p.add_argument("--zookeeper", required=True, help="host:port[,host:port][/chroot]")
     add_tls_flag(p)
-    p.add_argument(
-        "--controller-identity",
-        required=True,
-        metavar="digest:USER:PASSWORD",
-        help="the controller's ZooKeeper identity (bridgekeeper.zookeeper.controller.digest)",
+    # Not argparse-required: the identity may come from the file flag or the environment (controller.secrets).
+    add_identity_flags(
+        p, "controller", "the controller's ZooKeeper identity (bridgekeeper.zookeeper.controller.digest)"
     )
-    p.add_argument("--broker-identity", default=None, metavar="digest:USER:PASSWORD",
-                   help="the brokers' identity (bridgekeeper.zookeeper.digest); without it, what brokers "
-                   "still write stays writable by anyone")  # fmt: skip
+    add_identity_flags(
+        p,
+        "broker",
+        "the brokers' identity (bridgekeeper.zookeeper.digest; without it, what brokers still write stays writable "
+        "by anyone)",
+    )
     p.add_argument("--backup", default="lockdown-acls.json", help="where apply saves and revert reads ACLs")
     p.add_argument("--timeout", type=float, default=10.0, help="connect timeout in seconds")
     p.set_defaults(func=cmd_lockdown, lockdown_command=name)

@@ -36,10 +36,10 @@ def test_a_closed_port_is_unhealthy_at_once() -> None:
     assert "Traceback" not in result.stderr
 
 
-def test_a_bad_address_is_named() -> None:
+def test_a_bad_address_is_a_usage_error_not_unhealthy() -> None:
     result = health("no-port-here")
-    assert result.returncode == 1
-    assert result.stderr == "unhealthy: --bootstrap-server expects HOST:PORT, got 'no-port-here'\n"
+    assert result.returncode == 2
+    assert result.stderr == "error: --bootstrap-server expects HOST:PORT, got 'no-port-here'\n"
 
 
 def test_a_command_config_it_cannot_use_is_named(tmp_path: Path) -> None:

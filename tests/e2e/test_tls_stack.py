@@ -186,7 +186,7 @@ def test_the_zookeeper_tools_over_tls_with_kafkas_zk_tls_config_file(tls_stack: 
     assert plan.returncode == 0, plan.stderr
 
     plain = cli("zk", "get", "/controller", "--zookeeper", tls_stack.zookeeper, "--timeout", "3")
-    assert plain.returncode == 2 and "cannot connect to ZooKeeper" in plain.stderr
+    assert plain.returncode == 3 and "cannot connect to ZooKeeper" in plain.stderr
 
     bad = tmp_path / "bad.properties"
     bad.write_text("zookeeper.ssl.client.enable=true\nzookeeper.ssl.truststore.type=PEM\n"

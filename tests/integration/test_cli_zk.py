@@ -71,6 +71,8 @@ def test_zk_run_rejects_bad_flags() -> None:
 
 
 def test_zk_get_decodes_with_kafka_rules(zk: KazooClient, zk_hosts: str) -> None:
+    """0 and the decoded znode; 1 for a znode Kafka could not decode or one that is not there; 2 for a path
+    that is not absolute (ZooKeeper would refuse it: nothing to ask it)."""
     registration = BrokerRegistration((EndPoint("PLAINTEXT", "h", 9092, "PLAINTEXT"),), timestamp=1, rack="r1")
     zk.create("/brokers/ids/7", registration.encode(), makepath=True)
     zk.create("/brokers/topics/bad", b'{"version":3,"partitions":{"0":[1,1]}}', makepath=True)
@@ -88,3 +90,6 @@ def test_zk_get_decodes_with_kafka_rules(zk: KazooClient, zk_hosts: str) -> None
 
     missing = subprocess.run([*BIN, "zk", "get", "/nope", "--zookeeper", zk_hosts], capture_output=True)
     assert missing.returncode == 1 and b"no znode at /nope" in missing.stderr
+
+    relative = subprocess.run([*BIN, "zk", "get", "brokers/ids/7", "--zookeeper", zk_hosts], capture_output=True)
+    assert relative.returncode == 2 and b"PATH must start with '/'" in relative.stderr

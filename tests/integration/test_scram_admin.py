@@ -75,9 +75,19 @@ def test_quotas_survive_and_delete_removes_only_the_credential(zk: KazooClient, 
 
 
 def test_cli_reports_bad_input_by_name(zk_hosts: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "zk", "scram", "--zookeeper", zk_hosts, "--user", "x",
-         "--password", "p", "--mechanism", "PLAIN"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert done.returncode == 1 and "unknown SCRAM mechanism 'PLAIN'" in done.stderr
+    """An unknown mechanism is a usage error (2), refused by the parser; a credential that is not there to
+    delete is a problem found on the cluster (1)."""
+
+    def scram(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "controller.cli", "zk", "scram", "--zookeeper", zk_hosts, "--user", "x", *argv],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    unknown = scram("--password", "p", "--mechanism", "PLAIN")
+    assert unknown.returncode == 2 and "invalid choice: 'PLAIN'" in unknown.stderr
+    absent = scram("--delete", "--mechanism", "SCRAM-SHA-512")
+    assert absent.returncode == 1
+    assert absent.stderr.strip() == "error: user 'x' has no SCRAM-SHA-512 credential"

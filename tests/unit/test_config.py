@@ -520,8 +520,11 @@ def test_authorizer_and_zookeeper_identities() -> None:
     assert c.zookeeper_controller_digest == c.zookeeper_digest
     c = build({"bridgekeeper.zookeeper.digest": "broker:b-pw", "bridgekeeper.zookeeper.controller.digest": "ctl:c"})
     assert c.zookeeper_controller_digest is not None and c.zookeeper_controller_digest.user == "ctl"
-    with pytest.raises(ConfigError, match=r"bridgekeeper.zookeeper.digest.*user:password"):
+    with pytest.raises(ConfigError, match=r"bridgekeeper.zookeeper.digest.*digest:USER:PASSWORD or USER:PASSWORD"):
         build({"bridgekeeper.zookeeper.digest": "no-colon"})
+    # the tools' identity form is the same identity
+    c = build({"bridgekeeper.zookeeper.digest": "digest:broker:b-pw"})
+    assert c.zookeeper_digest is not None and c.zookeeper_digest.auth == ("digest", "broker:b-pw")
 
 
 def test_security_protocol_map_parsing() -> None:
