@@ -80,7 +80,10 @@ def row_files(inputs: Sequence[str]) -> list[Path]:
     for text in inputs:
         p = Path(text)
         if p.is_dir():
-            found = sorted(f for f in p.iterdir() if f.suffix in SUFFIXES and f.is_file())
+            try:
+                found = sorted(f for f in p.iterdir() if f.suffix in SUFFIXES and f.is_file())
+            except OSError as exc:
+                raise RestoreInputError(f"{p}: {exc.strerror or exc}") from None
             if not found:
                 raise RestoreInputError(f"{p}: no .parquet or .jsonl files in this directory")
             out += found
@@ -111,7 +114,11 @@ def _columns(path: Path, with_acl: bool) -> tuple[list[Any], list[Any], list[Any
     datas: list[Any] = []
     owners: list[Any] = []
     acls: list[Any] = []
-    with path.open("rb") as f:
+    try:
+        f = path.open("rb")
+    except OSError as exc:
+        raise RestoreInputError(f"{path}: {exc.strerror or exc}") from None
+    with f:
         for number, line in enumerate(f, start=1):
             if not line.strip():
                 continue
@@ -121,7 +128,9 @@ def _columns(path: Path, with_acl: bool) -> tuple[list[Any], list[Any], list[Any
                 datas.append(None if r["data"] is None else base64.b64decode(r["data"], validate=True))
                 owners.append(int(r.get("ephemeral_owner") or 0))
                 acls.append(r.get("acl"))
-            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+            except KeyError as exc:
+                raise RestoreInputError(f"{path}: line {number} is not a snapshot row (no {exc} field)") from None
+            except (orjson.JSONDecodeError, TypeError, ValueError, AttributeError) as exc:
                 raise RestoreInputError(f"{path}: line {number} is not a snapshot row ({exc})") from None
     return paths_, datas, owners, acls if with_acl else None
 
@@ -207,7 +216,11 @@ def _plan(files: Sequence[Path], source_chroot: str | None, acls: str, keep_cred
     out.znodes = len(order)
     if with_acl:
         for rel, raw in recorded.items():
-            acl = _acl(raw)
+            try:
+                acl = _acl(raw)
+            except (KeyError, TypeError, ValueError) as exc:
+                what = f"{type(exc).__name__}: {exc}"
+                raise RestoreInputError(f"{prefix + rel}: its recorded ACL is not perms, scheme, id ({what})") from None
             if acl and acl != OPEN_ACL:
                 out.acls.append((rel, acl))
     out.registrations.sort(key=lambda r: r.broker_id)
@@ -398,8 +411,8 @@ def run(
     if chroot:  # a missing chroot is empty: create it first, so the session below can be chrooted to it
         try:
             tree_copy.ensure_root(hosts, chroot, timeout, tls)
-        except ZkUnavailable as exc:
-            return Outcome(3, message=f"cannot connect to ZooKeeper at {hosts}: {exc}")
+        except ZkUnavailable:
+            return Outcome(3, message=f"cannot connect to ZooKeeper at {hosts} within {timeout:g} s")
     try:
         session = connect(zookeeper, name="snapshot-restore", timeout=timeout, tls_config_file=tls_config_file)
     except CommandError as exc:

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import argparse
 import gc
-import logging
-import sys
 
+from controller.exits import CommandError, ExitCode, UsageError
 from migrate.connect import add_tls_flag
 
 
@@ -42,27 +41,20 @@ def cmd_restore(args: argparse.Namespace) -> int:
 
     # Only the last host may carry the chroot (ZooKeeper's connect string); "HOST:PORT/" names its root.
     if "/" not in args.zookeeper.split(",")[-1] or not args.zookeeper.partition("/")[2].strip("/"):
-        print(
-            f"error: --zookeeper {args.zookeeper} names no chroot: restore writes into a sandbox chroot "
-            "(HOST:PORT/CHROOT), never into a ZooKeeper's root",
-            file=sys.stderr,
+        raise UsageError(
+            f"--zookeeper {args.zookeeper} names no chroot: restore writes into a sandbox chroot "
+            "(HOST:PORT/CHROOT), never into a ZooKeeper's root"
         )
-        return 2
     try:
         files = row_files(args.rows)
         p = plan(files, source_chroot=args.source_chroot, acls=args.acls, keep_credentials=args.keep_credentials)
     except RestoreInputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from None
     except KeyboardInterrupt:
-        print("interrupted while reading the rows: nothing was written", file=sys.stderr)
-        return 130
+        raise CommandError("interrupted while reading the rows: nothing was written", ExitCode.INTERRUPTED) from None
     # The plan lives until the end: kept out of the cyclic collector's scans, which would otherwise walk its
     # millions of objects again and again while the writes make their short-lived ones.
     gc.freeze()
-    # kazoo's reconnect warnings (one per refused attempt) would otherwise reach stderr through logging's
-    # last-resort handler: a failure is the one error line below.
-    logging.getLogger("kazoo").addHandler(logging.NullHandler())
     console = Console(stderr=True)
     columns = (TextColumn("restoring"), BarColumn(), MofNCompleteColumn(), TextColumn("znodes"), TimeRemainingColumn())
     # Off a terminal the bar draws nothing but a stray empty line when it stops.
@@ -79,7 +71,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
         )
     if outcome.exit_code != 0:
         if outcome.message:
-            print(f"error: {outcome.message}", file=sys.stderr)
+            raise CommandError(outcome.message, ExitCode(outcome.exit_code))
         return outcome.exit_code
     for line in summary(p, outcome, acls=args.acls, keep_credentials=args.keep_credentials, target=args.zookeeper):
         print(line)

@@ -2,11 +2,16 @@
 
 Rows are written to a temporary file beside the target and renamed into place only when the whole input
 was read without error, so a damaged snapshot never leaves half a file behind.
+
+The format follows the file name (``.parquet``; ``.jsonl``, or ``.json`` as :func:`read_rows` reads it back) unless
+named: an ``out.csv`` written as Parquet would be a file no reader of rows recognises.
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
+import contextlib
 import os
 import tempfile
 from collections.abc import Iterable
@@ -20,6 +25,62 @@ from migrate.snapshot.files import Node
 
 FIELDS = ("path", "data", "czxid", "mzxid", "pzxid", "ctime", "mtime", "version", "cversion", "aversion",
           "ephemeral_owner", "data_length", "num_children", "acl")  # fmt: skip
+
+
+FORMATS = ("parquet", "jsonl")
+#: The output file names each format is chosen by (what :func:`read_rows` and ``snapshot restore`` read back).
+SUFFIX_FORMATS = {".parquet": "parquet", ".jsonl": "jsonl", ".json": "jsonl"}
+
+
+class RowsError(ValueError):
+    """Rows that cannot be read: the message names the file (and, for JSON lines, the line)."""
+
+
+class RowsOutputError(OSError):
+    """The rows could not be written (a full disk, a directory that went away): the target is left as it was."""
+
+
+def output_format(path: str | Path, fmt: str | None = None) -> str:
+    """The format rows are written to ``path`` in: ``fmt`` when given, else the one its extension names.
+    Raises ValueError (naming the extension) when neither says."""
+    if fmt is not None:
+        if fmt not in FORMATS:
+            raise ValueError(f"unknown output format {fmt!r} (parquet or jsonl)")
+        return fmt
+    suffix = Path(path).suffix
+    if suffix not in SUFFIX_FORMATS:
+        what = f"unsupported output extension {suffix!r}" if suffix else f"output {path} has no extension"
+        raise ValueError(f"{what}: use .parquet or .jsonl, or give --format")
+    return SUFFIX_FORMATS[suffix]
+
+
+def check_output(path: str | Path, fmt: str | None = None) -> str:
+    """A command's rows output checked before it reads or connects to anything: an extension (or ``fmt``) that
+    names a format, and a directory that exists and may be written. Returns the format; raises
+    :class:`~controller.exits.UsageError` otherwise."""
+    from controller.exits import UsageError
+
+    try:
+        chosen = output_format(path, fmt)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    check_output_dir(path)
+    return chosen
+
+
+def check_output_dir(path: str | Path) -> None:
+    """Raises :class:`~controller.exits.UsageError` unless ``path`` can be created or replaced: not a directory,
+    in a directory that exists and this process may write (the temporary file goes beside it)."""
+    from controller.exits import UsageError
+
+    target = Path(path)
+    parent = target.parent
+    if target.is_dir():
+        raise UsageError(f"output {target} is a directory: name a file")
+    if not parent.is_dir():
+        raise UsageError(f"output directory {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"output directory {parent} is not writable")
 
 
 def row(node: Node) -> dict[str, Any]:
@@ -53,10 +114,11 @@ class RowWriter:
 
     def __init__(self, path: str | Path, fmt: str | None = None) -> None:
         self.path = Path(path)
-        self.fmt = fmt or ("jsonl" if self.path.suffix in (".jsonl", ".json") else "parquet")
-        if self.fmt not in ("parquet", "jsonl"):
-            raise ValueError(f"unknown output format {self.fmt!r} (parquet or jsonl)")
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent or ".")
+        self.fmt = output_format(self.path, fmt)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent or ".")
+        except OSError as exc:
+            raise self._failed(exc) from None
         os.close(fd)
         self.tmp = Path(tmp)
         self.count = 0
@@ -113,7 +175,20 @@ class RowWriter:
         for node in nodes:
             self.write(node)
 
+    def _failed(self, exc: OSError) -> RowsOutputError:
+        """The writer's own OSErrors, told apart from a reader's: a caller reading input files while it writes
+        rows must not take a full disk for an unreadable input."""
+        failed = RowsOutputError(f"{self.path}: cannot write the rows ({exc.strerror or exc})")
+        failed.errno = exc.errno
+        return failed
+
     def _flush(self) -> None:
+        try:
+            self._write_batch()
+        except OSError as exc:  # pyarrow's write errors are OSErrors too
+            raise self._failed(exc) from None
+
+    def _write_batch(self) -> None:
         if self._jsonl is None:
             if not self._columns["path"]:
                 return
@@ -133,37 +208,81 @@ class RowWriter:
         self._batch = []
 
     def close(self) -> None:
-        self._flush()
-        if self._jsonl is not None:
-            self._jsonl.close()
-        elif self._parquet is None:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
+        try:
+            self._finish()
+        except BaseException:
+            self.abort()
+            raise
 
-            pq.write_table(pa.Table.from_pylist([], schema=_schema()), str(self.tmp))
-        else:
-            self._parquet.close()
-        os.replace(self.tmp, self.path)
+    def _finish(self) -> None:
+        self._flush()
+        try:
+            if self._jsonl is not None:
+                self._jsonl.close()
+            elif self._parquet is None:
+                import pyarrow as pa
+                import pyarrow.parquet as pq
+
+                pq.write_table(pa.Table.from_pylist([], schema=_schema()), str(self.tmp))
+            else:
+                self._parquet.close()
+            os.replace(self.tmp, self.path)
+        except OSError as exc:
+            raise self._failed(exc) from None
 
     def abort(self) -> None:
-        if self._jsonl is not None:
-            self._jsonl.close()
-        if self._parquet is not None:
-            self._parquet.close()
+        # Closing may fail again on the disk that failed the write; the temporary file goes regardless.
+        for handle in (self._jsonl, self._parquet):
+            if handle is not None:
+                with contextlib.suppress(OSError):
+                    handle.close()
         self.tmp.unlink(missing_ok=True)
 
 
 def read_rows(path: str | Path) -> list[dict[str, Any]]:
-    """Rows back from a Parquet or JSON-lines file (data as bytes)."""
+    """Rows back from a Parquet or JSON-lines file (data as bytes). Raises :class:`RowsError` naming the file
+    for one that is missing, unreadable or not rows (each row has a string ``path`` and bytes or null ``data``)."""
     p = Path(path)
-    if p.suffix in (".jsonl", ".json"):
-        out = []
-        for line in p.read_bytes().splitlines():
+    if not p.exists():  # pyarrow's FileNotFoundError carries no reason to show
+        raise RowsError(f"{p}: no such file or directory")
+    try:
+        return _read_jsonl(p) if SUFFIX_FORMATS.get(p.suffix) == "jsonl" else _read_parquet(p)
+    except OSError as exc:
+        raise RowsError(f"{p}: {exc.strerror or exc}") from None
+
+
+def _read_jsonl(p: Path) -> list[dict[str, Any]]:
+    out = []
+    for number, line in enumerate(p.read_bytes().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
             r = orjson.loads(line)
-            r["data"] = None if r["data"] is None else base64.b64decode(r["data"])
-            out.append(r)
-        return out
+            if not isinstance(r, dict) or not isinstance(r["path"], str):
+                raise ValueError("no string 'path'")
+            data = r["data"]
+            r["data"] = None if data is None else base64.b64decode(data, validate=True)
+        except KeyError as exc:
+            raise RowsError(f"{p}: line {number} is not a snapshot row (no {exc} field)") from None
+        except (orjson.JSONDecodeError, TypeError, ValueError, binascii.Error) as exc:
+            raise RowsError(f"{p}: line {number} is not a snapshot row ({exc})") from None
+        out.append(r)
+    return out
+
+
+def _read_parquet(p: Path) -> list[dict[str, Any]]:
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    rows: list[dict[str, Any]] = pq.read_table(str(p)).to_pylist()
+    try:
+        table = pq.read_table(str(p))
+    except pa.ArrowException as exc:  # ArrowInvalid: not Parquet (pyarrow's I/O errors are plain OSErrors)
+        raise RowsError(f"{p}: not readable as snapshot rows ({exc})") from None
+    types = {f.name: f.type for f in table.schema}
+    path, data = types.get("path", pa.null()), types.get("data", pa.int8())
+    if not (pa.types.is_string(path) or pa.types.is_large_string(path)):
+        raise RowsError(f"{p}: not snapshot rows (no string 'path' column)")
+    if not (pa.types.is_binary(data) or pa.types.is_large_binary(data) or pa.types.is_null(data)):
+        raise RowsError(f"{p}: not snapshot rows (no binary 'data' column)")
+    rows: list[dict[str, Any]] = table.to_pylist()
     return rows

@@ -4,10 +4,10 @@ inputs), one file per cluster."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from migrate.snapshot.rows import RowWriter
+from controller.exits import CommandError, UsageError
+from migrate.snapshot.rows import RowsOutputError, RowWriter, check_output, check_output_dir
 from migrate.snapshot.synthetic import DEFECTS, ClusterSpec, cluster_nodes
 
 
@@ -25,30 +25,44 @@ def _partitions(text: str) -> tuple[int, int]:
 def cmd_synth(args: argparse.Namespace) -> int:
     defects = set(DEFECTS) if "all" in args.defect else set(args.defect)
     names = [args.name] if args.clusters == 1 else [f"{args.name}-{i:02d}" for i in range(args.clusters)]
-    out = Path(args.output)
-    if args.clusters > 1:
-        out.mkdir(parents=True, exist_ok=True)
-    suffix = ".jsonl" if args.format == "jsonl" else ".parquet"  # a directory of clusters
-    for i, name in enumerate(names):
+    if args.clusters < 1:
+        raise UsageError(f"--clusters {args.clusters}: at least one")
+    specs = []
+    for i, name in enumerate(names):  # every spec checked before any file is written
         try:
-            spec = ClusterSpec(
+            specs.append(ClusterSpec(
                 name=name, brokers=args.brokers, racks=args.racks, topics=args.topics,
                 min_partitions=args.partitions[0], max_partitions=args.partitions[1],
                 replication_factor=args.replication_factor, skew=args.skew, defects=frozenset(defects),
                 seed=args.seed + i,
-            )  # fmt: skip
+            ))  # fmt: skip
         except ValueError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        target = out / f"{name}{suffix}" if args.clusters > 1 else out
-        with RowWriter(target, args.format) as writer:
-            writer.write_all(cluster_nodes(spec))
-        print(f"{name}: wrote {writer.count} znodes to {target}")
+            raise UsageError(str(exc)) from None
+    out = Path(args.output)
+    suffix = ".jsonl" if args.format == "jsonl" else ".parquet"  # a directory's files, named for their format
+    if args.clusters == 1:
+        check_output(out, args.format)
+    else:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"-o {out}: cannot make the directory ({exc.strerror or exc})") from None
+        check_output_dir(out / f"{names[0]}{suffix}")
+    for spec in specs:
+        target = out / f"{spec.name}{suffix}" if args.clusters > 1 else out
+        try:
+            with RowWriter(target, args.format) as writer:
+                writer.write_all(cluster_nodes(spec))
+        except RowsOutputError as exc:
+            raise CommandError(str(exc)) from None
+        print(f"{spec.name}: wrote {writer.count} znodes to {target}")
     return 0
 
 
 def configure_synth(synth: argparse.ArgumentParser) -> None:
-    synth.add_argument("-o", "--output", required=True, help="file (one cluster) or directory (--clusters > 1)")
+    synth.add_argument(
+        "-o", "--output", required=True, help="file (.parquet, .jsonl: one cluster) or directory (--clusters > 1)"
+    )
     synth.add_argument("--format", choices=("parquet", "jsonl"), default=None,
                        help="default: from the file name (.jsonl for JSON lines), else parquet")  # fmt: skip
     synth.add_argument("--name", default="cluster", help="cluster name (the prefix with --clusters)")

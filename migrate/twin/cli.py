@@ -7,11 +7,11 @@ imports the operator tools; without ``--from-snapshot``, ``up`` runs as it alway
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from controller.cliutil import positive_int
+from controller.exits import CommandError, ExitCode, UsageError
 from migrate.snapshot.restore_cli import add_restore_flags
 
 
@@ -45,17 +45,17 @@ def cmd_up_twin(args: argparse.Namespace) -> int:
     from migrate.twin.nodes import Launch, TwinError, choose, start_timeout, start_wave, zookeeper_heap_mb
 
     if args.nodes is not None:
-        return _usage("--nodes and --from-snapshot: a twin starts one node per broker registered in the rows")
+        raise UsageError("--nodes and --from-snapshot: a twin starts one node per broker registered in the rows")
+    # Everything about the rows and the flags is decided here, before any ZooKeeper or node is started.
     try:
         files = row_files(args.from_snapshot)
         p = plan(files, source_chroot=args.source_chroot, acls=args.acls, keep_credentials=args.keep_credentials)
         twin = choose(p, start_missing=args.start_missing, max_nodes=args.max_nodes)
         overrides = parse_overrides(args.set)
     except (RestoreInputError, TwinError, ConfigError) as exc:
-        return _usage(str(exc))
+        raise UsageError(str(exc)) from None
     except KeyboardInterrupt:
-        print("interrupted while reading the rows: nothing was started", file=sys.stderr)
-        return 130
+        raise CommandError("interrupted while reading the rows: nothing was started", ExitCode.INTERRUPTED) from None
 
     def say(msg: str) -> None:
         print(msg, flush=True)
@@ -80,13 +80,8 @@ def cmd_up_twin(args: argparse.Namespace) -> int:
             start_wave=start_wave(p),
         )
     except StackError as exc:
-        return _usage(str(exc))
+        raise UsageError(str(exc)) from None
     try:
         return run_stack(stack, timeout=start_timeout(p, len(twin.broker_ids)), notes=lambda _s: twin.notes())
     finally:
         launch.close()
-
-
-def _usage(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 2

@@ -36,7 +36,7 @@ def test_a_clean_cluster_has_nothing_that_blocks_an_upgrade(stack: RunningStack,
     exported = bk("snapshot", "export", "--zookeeper", stack.stack.zookeeper, "-o", str(clean))
     assert exported.returncode == 0, exported.stderr
     assert "znodes written" in exported.stderr and "znodes/s" in exported.stderr
-    checked = bk("snapshot", "check", str(clean), "--output", "json")
+    checked = bk("snapshot", "check", str(clean), "--format", "json")
     assert checked.returncode == 0, checked.stdout
     doc = orjson.loads(checked.stdout)
     assert doc["blocking"] == 0 and doc["findings"] == [] and doc["znodes"] > 20

@@ -312,6 +312,6 @@ def test_snapshot_parse_gives_one_error_line(
     if code == 0:
         assert out.exists()
         return
-    assert code == 1 and not out.exists() and not list(workdir.glob(".rows.jsonl.*"))
+    assert code == 2 and not out.exists() and not list(workdir.glob(".rows.jsonl.*"))
     lines = err.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {snap.name}: offset "), err

@@ -92,7 +92,7 @@ def _rows(e: Env, name: str = "clean", *defects: str) -> str:
     out = e.tmp / f"{name}.parquet"
     if not out.exists():
         extra = [a for d in defects for a in ("--defect", d)]
-        run(["pipeline", "synth", "-o", str(out), "--brokers", "3", "--topics", "3", *extra], check=0)
+        run(["pipeline", "synth", "-o", str(out), "--brokers", "3", "--topics", "12", *extra], check=0)
     return str(out)
 
 

@@ -30,7 +30,7 @@ def test_each_seeded_issue_is_reported(
         out = tmp_path / "rows.parquet"
         assert bridgekeeper(["snapshot", "export", "--zookeeper", zk_hosts, "-o", str(out)]) == 0
         capsys.readouterr()
-        code = bridgekeeper(["snapshot", "check", str(out), "--output", "json"])
+        code = bridgekeeper(["snapshot", "check", str(out), "--format", "json"])
         return code, orjson.loads(capsys.readouterr().out)
 
     assert check() == (0, {"znodes": 10, "blocking": 0, "findings": []})

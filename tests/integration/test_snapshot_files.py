@@ -130,7 +130,7 @@ def _copy(data_dir: Path, tmp_path: Path) -> Path:
 
 def _parse_fails(source: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], *args: str) -> str:
     out = tmp_path / "bad.parquet"
-    assert bridgekeeper(["snapshot", "parse", str(source), *args, "-o", str(out)]) == 1
+    assert bridgekeeper(["snapshot", "parse", str(source), *args, "-o", str(out)]) == 2  # a damaged input
     assert not out.exists() and not list(tmp_path.glob(".bad.parquet.*"))  # nothing written half
     err = capsys.readouterr().err
     assert "Traceback" not in err

@@ -167,10 +167,11 @@ def _warnings(err: str) -> list[str]:
 
 
 def _refused(source: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    """``parse`` exits 1 with one line on stderr and leaves neither the output nor its temporary file."""
+    """``parse`` exits 2 (a damaged input) with one line on stderr and leaves neither the output nor its
+    temporary file."""
     capsys.readouterr()
     out = tmp_path / "refused.jsonl"
-    assert bridgekeeper(["snapshot", "parse", str(source), *args, "-o", str(out)]) == 1
+    assert bridgekeeper(["snapshot", "parse", str(source), *args, "-o", str(out)]) == 2
     assert not out.exists() and not list(tmp_path.glob(".refused.jsonl.*"))
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(err.splitlines()) == 1, err
@@ -263,7 +264,7 @@ def test_missing_logs_after_the_older_snapshot_are_refused(
     for args in ((), ("--replay-logs",)):
         capsys.readouterr()
         out = tmp_path / "rows.jsonl"
-        assert bridgekeeper(["snapshot", "parse", str(data), *args, "-o", str(out)]) == 1
+        assert bridgekeeper(["snapshot", "parse", str(data), *args, "-o", str(out)]) == 2
         assert not out.exists() and not list(tmp_path.glob(".rows.jsonl.*"))
         lines = capsys.readouterr().err.splitlines()
         assert len(lines) == 2 and lines[0].startswith(f"warning: {newest.name} is damaged "), lines

@@ -438,7 +438,7 @@ def test_acls_keep_sets_the_recorded_acls_and_open_opens_every_znode(
                               "/config/users/alice"}  # fmt: skip
 
             rows = tmp_path / "acl.parquet"
-            export = cli("snapshot", "export", "--zookeeper", zk_hosts + "/source", "--zk-digest", "u:pw",
+            export = cli("snapshot", "export", "--zookeeper", zk_hosts + "/source", "--zk-identity", "digest:u:pw",
                          "-o", str(rows))  # fmt: skip
             assert export.returncode == 0, export.stderr
             exported = {r["path"]: [(a["perms"], a["scheme"], a["id"]) for a in r["acl"]] for r in read_rows(rows)}
