@@ -7,7 +7,7 @@ import argparse
 import os
 import sys
 
-from controller.cliutil import wait_for_stop_signal
+from controller.cliutil import seconds, wait_for_stop_signal
 from controller.exits import ExitCode, UsageError
 
 
@@ -96,7 +96,7 @@ def cmd_health(args: argparse.Namespace) -> int:
 
 def configure_health(health: argparse.ArgumentParser) -> None:
     health.add_argument("--bootstrap-server", default="127.0.0.1:9092", metavar="HOST:PORT")
-    health.add_argument("--timeout", type=float, default=5.0, metavar="SECONDS")
+    health.add_argument("--timeout", type=seconds, default=5.0, metavar="SECONDS")
     health.add_argument(
         "--command-config",
         metavar="FILE",

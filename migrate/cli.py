@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from controller.cliutil import positive_int
+from controller.cliutil import positive_int, seconds
 from migrate.connect import add_tls_flag
 
 
@@ -131,7 +131,7 @@ def configure_zk_get(get: argparse.ArgumentParser) -> None:
     get.add_argument("path", help="znode path, absolute in the chroot, e.g. /brokers/topics/foo")
     get.add_argument("--zookeeper", required=True, help="connect string host:port[,host:port][/chroot]")
     add_tls_flag(get)
-    get.add_argument("--timeout", type=float, default=10.0, help="connect timeout in seconds")
+    get.add_argument("--timeout", type=seconds, default=10.0, help="connect timeout in seconds")
     get.set_defaults(func=cmd_zk_get)
 
 
@@ -164,5 +164,5 @@ def configure_zk_scram(scram: argparse.ArgumentParser) -> None:
     add_identity_flags(scram, "zk", "the ZooKeeper digest identity the credential is written with")
     # The flag's earlier spelling (USER:PASSWORD, no scheme), kept so existing scripts keep working.
     scram.add_argument("--zk-digest", metavar="USER:PASSWORD", default=None, help=argparse.SUPPRESS)
-    scram.add_argument("--timeout", type=float, default=10.0, help="connect timeout in seconds")
+    scram.add_argument("--timeout", type=seconds, default=10.0, help="connect timeout in seconds")
     scram.set_defaults(func=cmd_zk_scram)

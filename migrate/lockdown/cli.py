@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from controller.cliutil import seconds
 from controller.secrets import add_identity_flags
 from migrate.connect import add_tls_flag
 
@@ -118,5 +119,5 @@ def _configure(p: argparse.ArgumentParser, name: str) -> None:
         "by anyone)",
     )
     p.add_argument("--backup", default="lockdown-acls.json", help="where apply saves and revert reads ACLs")
-    p.add_argument("--timeout", type=float, default=10.0, help="connect timeout in seconds")
+    p.add_argument("--timeout", type=seconds, default=10.0, help="connect timeout in seconds")
     p.set_defaults(func=cmd_lockdown, lockdown_command=name)

@@ -12,6 +12,7 @@ import argparse
 import sys
 import time
 
+from controller.cliutil import seconds
 from controller.exits import CommandError, ExitCode, Unreachable, UsageError
 from controller.secrets import add_identity_flags, check_identity, identity
 from migrate.connect import add_tls_flag
@@ -221,7 +222,7 @@ def configure_export(ex: argparse.ArgumentParser) -> None:
     add_tls_flag(ex)
     _output_flags(ex)
     ex.add_argument("--paths", nargs="+", default=None, help="subtrees to export (default: Kafka's roots)")
-    ex.add_argument("--timeout", type=float, default=10.0, help="connect timeout in seconds")
+    ex.add_argument("--timeout", type=seconds, default=10.0, help="connect timeout in seconds")
     add_identity_flags(
         ex,
         "zk",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import gc
 
+from controller.cliutil import seconds
 from controller.exits import CommandError, ExitCode, UsageError
 from migrate.connect import add_tls_flag
 
@@ -89,5 +90,5 @@ def configure_restore(r: argparse.ArgumentParser) -> None:
     r.add_argument("--zookeeper", required=True, help="host:port[,host:port]/chroot to restore into")
     add_tls_flag(r)
     add_restore_flags(r)
-    r.add_argument("--timeout", type=float, default=10.0, help="connect timeout in seconds")
+    r.add_argument("--timeout", type=seconds, default=10.0, help="connect timeout in seconds")
     r.set_defaults(func=cmd_restore)
