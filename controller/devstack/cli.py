@@ -1,4 +1,10 @@
-"""``bridgekeeper up`` and ``bridgekeeper zk run``: the local stack's commands, registered on the root parser."""
+"""``bridgekeeper up`` and ``bridgekeeper zk run``: the local stack's commands, registered on the root parser.
+
+Exit codes (controller.exits): 0 stopped by Ctrl-C/SIGTERM after serving; 1 refused on what runs here already (a
+``--base-port``/``--port`` another process listens on, a ``--data-dir`` a running stack holds) or failed to start;
+2 a bad flag or setting, or a ``--data-dir`` that is a file, decided before anything starts; 130 interrupted while
+starting.
+"""
 
 from __future__ import annotations
 
@@ -9,21 +15,43 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from controller.cliutil import port, positive_int, wait_for_stop_signal
+from controller.exits import UsageError
 
 if TYPE_CHECKING:
+    from controller.devstack.localzk import LocalZooKeeper
     from controller.devstack.stack import Stack
 
 
 def cmd_zk_run(args: argparse.Namespace) -> int:
-    from controller.devstack.localzk import LocalZooKeeper, ZooKeeperError
+    from controller.devstack.localzk import LocalZooKeeper
+    from controller.devstack.stack import StackError, data_dir_ready, lock_data_dir, refuse_ports_in_use
 
+    if args.port is not None and args.servers != 1:
+        raise UsageError("--port fixes a standalone server's port; an ensemble (--servers 3 or 5) uses free ports")
     data_dir = Path(args.data_dir).resolve() if args.data_dir else None
+    lock = None
     if data_dir is not None:
-        data_dir.mkdir(parents=True, exist_ok=True)
-    zk = LocalZooKeeper(
-        args.servers, base_dir=data_dir, client_port=args.port, tick_ms=args.tick_ms, force_sync=args.force_sync
-    )
-    print(f"starting ZooKeeper ({args.servers} server{'s' if args.servers > 1 else ''}) ...", flush=True)
+        try:
+            data_dir_ready(data_dir)
+            lock = lock_data_dir(data_dir)  # StackRefused (exit 1) while another server runs on it
+        except StackError as exc:
+            raise UsageError(str(exc)) from None
+    try:
+        if args.port is not None:
+            refuse_ports_in_use([args.port], "choose another --port, or omit it for a free port")
+        zk = LocalZooKeeper(
+            args.servers, base_dir=data_dir, client_port=args.port, tick_ms=args.tick_ms, force_sync=args.force_sync
+        )
+        return _serve_zookeeper(zk)
+    finally:
+        if lock is not None:
+            lock.close()
+
+
+def _serve_zookeeper(zk: LocalZooKeeper) -> int:
+    from controller.devstack.localzk import ZooKeeperError
+
+    print(f"starting ZooKeeper ({zk.servers} server{'s' if zk.servers > 1 else ''}) ...", flush=True)
     try:
         zk.start()
     except ZooKeeperError as exc:
@@ -70,8 +98,7 @@ def cmd_up(args: argparse.Namespace) -> int:
             tls=args.tls,
         )
     except (StackError, ConfigError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from None
     return run_stack(stack)
 
 

@@ -4,23 +4,32 @@ deployment, in the foreground until SIGINT/SIGTERM, announced by one machine-rea
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from controller.config import ConfigError, dump_properties, load_config, parse_properties
 from controller.devstack import certs
 from controller.devstack.localzk import LocalZooKeeper, ServerTls, _die_with_parent
+from controller.exits import CommandError, ExitCode
 
 CHROOT = "/kafka"
 Progress = Callable[[str], None] | None
+#: Held (``flock``) by the stack or ``zk run`` using a data directory, for as long as it runs; it holds the pid.
+LOCK_NAME = ".bridgekeeper.lock"
+#: ``--base-port P``: node i listens on P+i and serves metrics on P+100+i, so at most this many nodes fit.
+MAX_FIXED_PORT_NODES = 99
 
 
 def _quiet(_message: str) -> None:
@@ -28,7 +37,62 @@ def _quiet(_message: str) -> None:
 
 
 class StackError(RuntimeError):
-    pass
+    """A stack that cannot be set up as asked (bad settings, a data directory that is a file): a usage error."""
+
+
+class StackRefused(CommandError):
+    """Exit 1: the stack would clash with what already runs here (a port in use, a data directory a running stack
+    or ``zk run`` holds); refused before anything is started or written."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, ExitCode.PROBLEM)
+
+
+def data_dir_ready(directory: Path, flag: str = "--data-dir") -> None:
+    """Make ``directory`` (StackError when it is a file or cannot be made)."""
+    if directory.exists() and not directory.is_dir():
+        raise StackError(f"{flag} {directory} is a file, not a directory")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StackError(f"{flag} {directory}: cannot create it ({exc.strerror})") from None
+
+
+def lock_data_dir(directory: Path, flag: str = "--data-dir") -> IO[str]:
+    """Hold ``directory/.bridgekeeper.lock`` until the returned file is closed (or the process ends, when the kernel
+    drops the lock: a crashed stack never leaves a stale one). Two servers on one data directory would overwrite
+    each other's ZooKeeper data, configurations and certificates; StackRefused names the holder's pid."""
+    path = directory / LOCK_NAME
+    try:
+        f = path.open("a+")  # not truncated: the holder's pid stays readable until we hold the lock
+    except OSError as exc:
+        raise StackError(f"{flag} {directory}: cannot write {path.name} there ({exc.strerror})") from None
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.seek(0)
+        holder = f.read().strip()
+        f.close()
+        who = f" (pid {holder})" if holder.isdigit() else ""
+        raise StackRefused(
+            f"{flag} {directory} is in use by a running stack{who}: stop it, or choose another {flag}"
+        ) from None
+    f.truncate(0)
+    f.write(f"{os.getpid()}\n")
+    f.flush()
+    return f
+
+
+def refuse_ports_in_use(ports: Iterable[int], advice: str, host: str = "127.0.0.1") -> None:
+    """StackRefused naming the first of ``ports`` that cannot be bound on ``host``: a listener holds it. Bound with
+    SO_REUSEADDR as the servers bind theirs, so a port in TIME_WAIT from a stack just stopped counts as free."""
+    for port in ports:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind((host, port))
+            except OSError:
+                raise StackRefused(f"port {port} is in use: {advice}") from None
 
 
 @dataclass
@@ -85,6 +149,22 @@ class Stack:
         self._owns_dir = data_dir is None
         self.data_dir = Path(tempfile.mkdtemp(prefix="bk-stack-")) if data_dir is None else data_dir
         self.base_port = base_port
+        if base_port is not None and (self.n > MAX_FIXED_PORT_NODES or base_port + 100 + self.n > 65535):
+            raise StackError(
+                f"--base-port {base_port} with {self.n} nodes: node i listens on P+i and serves metrics on P+100+i, "
+                f"so at most {MAX_FIXED_PORT_NODES} nodes and P+100+{self.n} <= 65535; choose a lower port or omit it"
+            )
+        #: A data directory the caller chose is held for the stack's life (a temporary one is ours alone). Checked
+        #: here, before the TLS material below is written into it or any port is bound.
+        self._lock: IO[str] | None = None
+        if not self._owns_dir:
+            data_dir_ready(self.data_dir)
+            self._lock = lock_data_dir(self.data_dir)
+        try:
+            refuse_ports_in_use(self.fixed_ports(zk_servers), "choose another --base-port, or omit it for free ports")
+        except StackRefused:
+            self._unlock()
+            raise
         self.ibp = ibp
         self.overrides = dict(overrides or {})
         #: Settings for one node only (broker id -> key -> value), over ``overrides``: a rehearsal gives one
@@ -149,6 +229,18 @@ class Stack:
         raw.update(self.node_overrides.get(broker_id, {}))
         return raw
 
+    def fixed_ports(self, zk_servers: int) -> list[int]:
+        """The ports ``--base-port`` fixes, in the order the stack binds them (none without it)."""
+        if self.base_port is None:
+            return []
+        zookeeper = [self.base_port] if zk_servers == 1 else []
+        return zookeeper + [p for i in range(1, self.n + 1) for p in self._ports(i)]
+
+    def _unlock(self) -> None:
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
     def _ports(self, i: int) -> tuple[int, int]:
         """Fixed ports from --base-port; otherwise the metrics port is 0 (the node binds a free one and
         reports it, so there is no window for another process to take it)."""
@@ -158,7 +250,10 @@ class Stack:
 
     def start(self, progress: Progress = None, timeout: float = 60.0) -> None:
         say = progress or _quiet
-        (self.data_dir).mkdir(parents=True, exist_ok=True)
+        if self._lock is None and not self._owns_dir:  # started again after stop()
+            data_dir_ready(self.data_dir)
+            self._lock = lock_data_dir(self.data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
         # Validate every node's config before starting anything, so a bad --set names its key at once.
         planned = []
         for i, broker_id in enumerate(self.broker_ids, start=1):
@@ -295,5 +390,6 @@ class Stack:
             self.stop_node(node)
         say("stopping ZooKeeper ...")
         self.zk.stop(keep_dir=True)
+        self._unlock()
         if self._owns_dir:
             shutil.rmtree(self.data_dir, ignore_errors=True)

@@ -1,15 +1,19 @@
 """``bridgekeeper pipeline model|report|plan``: the fleet pipeline from snapshot rows to model tables, a readiness
 report and reassignment plans.
 
-Flags are checked and inputs resolved before Spark starts (a typo costs no JVM start); every refusal is one
-line naming what was wrong, exit 2. ``report`` exits 1 with ``--fail-on`` when a finding of that severity or
-worse is present; ``plan`` exits 1 when a plan could not meet every hard constraint (the plan is still
-written, with the violations in the report).
+The commands return the exit codes of the contract in ``controller/exits.py`` (as ints: the pipeline runs where no
+node is, and imports nothing of ``controller``): 0 done; 1 ``report --fail-on`` found a finding of that severity or
+worse, or a plan could not meet every hard constraint (the plan is still written, with the violations in the
+report), or a plan request the data refuses (a broker to decommission that the cluster does not have); 2 a flag,
+input or output that cannot be used, decided before Spark starts (a typo costs no JVM start), one line naming it;
+130 interrupted (the root's). Errors Spark raises once it runs are the root's: exit 1, one line.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -35,10 +39,31 @@ def _rack(text: str) -> tuple[int, str]:
 
 
 def _conf(text: str) -> tuple[str, str]:
+    """A Spark setting. Spark itself would ignore a key outside ``spark.`` with a warning in its log (a typo then
+    silently changes nothing), and an empty value fails only once the JVM reads it."""
     key, sep, value = text.partition("=")
+    key, value = key.strip(), value.strip()
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    if not key.startswith("spark.") or any(c.isspace() for c in key):
+        raise argparse.ArgumentTypeError(f"expected a Spark setting (spark.KEY=VALUE), got {text!r}")
+    if not value:
+        raise argparse.ArgumentTypeError(f"{key} needs a value, got {text!r}")
     return key, value
+
+
+#: The masters Spark knows (SparkContext's master URLs); anything else fails only after the JVM has started.
+_MASTER = re.compile(
+    r"^(local(\[(\*|[1-9]\d*)(,[1-9]\d*)?\])?|local-cluster\[\d+,\d+,\d+\]|yarn|(spark|k8s|mesos)://.+)$"
+)
+
+
+def _master(text: str) -> str:
+    if not _MASTER.match(text):
+        raise argparse.ArgumentTypeError(
+            f"expected a Spark master (local, local[N], local[*], spark://HOST:PORT, yarn, k8s://URL), got {text!r}"
+        )
+    return text
 
 
 def _positive(text: str) -> int:
@@ -56,10 +81,8 @@ def _start(args: argparse.Namespace) -> Any:
     from migrate.pipeline.run import Run
     from migrate.pipeline.session import spark_session
 
-    out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
     spark = spark_session(args.master, dict(args.conf))
-    run = Run(spark=spark, out=out, stages=Stages(spark, quiet=args.quiet))
+    run = Run(spark=spark, out=Path(args.output), stages=Stages(spark, quiet=args.quiet))
     if getattr(args, "model", None):
         run.reuse(args.model)
     else:
@@ -67,7 +90,44 @@ def _start(args: argparse.Namespace) -> Any:
     return run
 
 
+def _model_clusters(model: Path) -> set[str] | str:
+    """The clusters in a ``--model`` directory's tables (their ``cluster=NAME`` partitions), or why it holds none."""
+    from migrate.pipeline.model import TABLES
+
+    if not model.is_dir():
+        return f"--model {model}: no such model directory" + (" (it is a file)" if model.exists() else "")
+    missing = [name for name in TABLES if not (model / name).is_dir()]
+    if missing:
+        hint = f"; did you mean {model / 'model'}?" if (model / "model" / missing[0]).is_dir() else ""
+        return f"--model {model}: no '{missing[0]}' model table here (write it with 'pipeline model'){hint}"
+    try:
+        return {
+            d.name.partition("=")[2]
+            for table in ("brokers", "topics", "partitions", "malformed")
+            for d in (model / table).iterdir()
+            if d.is_dir() and d.name.startswith("cluster=")
+        }
+    except OSError as exc:
+        return f"--model {model}: cannot read it ({exc.strerror})"
+
+
+def _check_output(text: str) -> str | None:
+    """``-o`` must be a directory or creatable as one (the nearest existing ancestor a writable directory)."""
+    out = Path(text)
+    if out.exists():
+        if not out.is_dir():
+            return f"--output {out} is a file, not a directory"
+        return None if os.access(out, os.W_OK | os.X_OK) else f"--output {out} is not writable"
+    parent = out.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"--output {out}: {parent} is a file, not a directory"
+    return None if os.access(parent, os.W_OK | os.X_OK) else f"--output {out}: cannot create it in {parent}"
+
+
 def _check_inputs(args: argparse.Namespace) -> str | None:
+    """Every input, ``--model``, ``--cluster`` and ``-o`` checked before any JVM: the first problem, or None."""
     from migrate.pipeline.inputs import InputError, resolve
 
     try:
@@ -75,18 +135,34 @@ def _check_inputs(args: argparse.Namespace) -> str | None:
     except ImportError:
         return "the pipeline needs PySpark and its companions: pip install 'bridgekeeper[spark]'"
 
+    clusters: set[str]
     if getattr(args, "model", None):
         if args.inputs:
             return "give snapshot inputs or --model, not both"
-        if not Path(args.model).is_dir():
-            return f"{args.model}: no such model directory"
-        return None
-    if not args.inputs:
-        return "no inputs: give snapshot-row files or directories (or --model DIR)"
+        found = _model_clusters(Path(args.model))
+        if isinstance(found, str):
+            return found
+        clusters = found
+    else:
+        if not args.inputs:
+            return "no inputs: give snapshot-row files or directories (or --model DIR)"
+        try:
+            args.resolved = resolve(args.inputs)  # checked once here, before any JVM; ingested as resolved
+        except InputError as exc:
+            return str(exc)
+        clusters = {i.cluster for i in args.resolved}
+    wanted = getattr(args, "cluster", None)
+    if wanted is not None and wanted not in clusters:
+        return f"--cluster {wanted}: no such cluster in the input ({', '.join(sorted(clusters)) or 'none'})"
+    return _check_output(args.output)
+
+
+def _make_output(args: argparse.Namespace) -> str | None:
+    """The output directory, made after every check and before Spark starts."""
     try:
-        args.resolved = resolve(args.inputs)  # checked once here, before any JVM; ingested as resolved
-    except InputError as exc:
-        return str(exc)
+        Path(args.output).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f"--output {args.output}: cannot create it ({exc.strerror})"
     return None
 
 
@@ -105,7 +181,7 @@ def _refused(problem: str | None) -> bool:
 
 
 def cmd_model(args: argparse.Namespace) -> int:
-    if _refused(_check_inputs(args)):
+    if _refused(_check_inputs(args) or _make_output(args)):
         return 2
     run = _start(args)
     print(f"model tables: {run.model_dir} ({', '.join(run.clusters)})")
@@ -113,7 +189,7 @@ def cmd_model(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    if _refused(_check_inputs(args)):
+    if _refused(_check_inputs(args) or _make_output(args)):
         return 2
     run = _start(args)
     clusters = run.report()
@@ -130,12 +206,12 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     from migrate.pipeline.planning import PlanFailed, PlanRequest
 
-    problem = _check_inputs(args)
-    if not problem and args.operation in ("decommission", "add-brokers") and not args.brokers:
+    problem = None
+    if args.operation in ("decommission", "add-brokers") and not args.brokers:
         problem = f"{args.operation} needs --brokers"
-    if not problem and args.operation in ("rebalance", "fix-racks") and args.brokers:
+    if args.operation in ("rebalance", "fix-racks") and args.brokers:
         problem = f"{args.operation} takes no --brokers (it plans over every registered broker)"
-    if _refused(problem):
+    if _refused(problem or _check_inputs(args) or _make_output(args)):
         return 2
     request = PlanRequest(
         operation=args.operation, cluster=args.cluster, brokers=args.brokers or (), racks=dict(args.rack),
@@ -146,9 +222,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     clusters = run.report()
     try:
         plans = run.plan(request)
-    except PlanFailed as exc:
+    except PlanFailed as exc:  # refused on what the data holds (a broker it does not have): decided after Spark ran
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return 1
     _write(run, clusters, plans)
     failed = False
     for p in plans:
@@ -169,7 +245,7 @@ def _common(p: argparse.ArgumentParser, model: bool = True) -> None:
     p.add_argument("-o", "--output", required=True, help="output directory (model tables, report, plans)")
     if model:
         p.add_argument("--model", help="read model tables a previous run wrote (DIR/model) instead of snapshots")
-    p.add_argument("--master", help="Spark master (default: what spark-submit set, else local[*])")
+    p.add_argument("--master", type=_master, help="Spark master (default: what spark-submit set, else local[*])")
     p.add_argument("--conf", type=_conf, action="append", default=[], metavar="KEY=VALUE", help="Spark setting")
     p.add_argument("--quiet", action="store_true", help="no live progress on stderr")
 

@@ -55,8 +55,11 @@ def _check(item: ClusterInput) -> None:
         return
     import orjson
 
-    with item.path.open("rb") as f:
-        first = f.readline()
+    try:
+        with item.path.open("rb") as f:
+            first = f.readline()
+    except OSError as exc:
+        raise InputError(f"{item.path}: cannot read it ({exc.strerror})") from None
     if not first.strip():
         return  # an empty cluster
     try:
@@ -80,7 +83,10 @@ def resolve(specs: list[str]) -> list[ClusterInput]:
         if path.is_dir():
             if cluster is not None:
                 raise InputError(f"{spec}: NAME=PATH takes a file; a directory holds one cluster per file")
-            found = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in SUFFIXES)
+            try:
+                found = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in SUFFIXES)
+            except OSError as exc:
+                raise InputError(f"{raw}: cannot list the directory ({exc.strerror})") from None
             if not found:
                 raise InputError(f"{raw}: no .parquet or .jsonl files in this directory")
             out.extend(_one(None, p) for p in found)

@@ -11,12 +11,16 @@ from migrate.reassign.admin import AdminError, ReassignAdmin
 from migrate.rehearse.cluster import ClusterError
 
 
+class KafkaUnreachable(ClusterError):
+    """No broker of the bootstrap list answered: before the rolls that is exit 3; during them, a failed step."""
+
+
 def _admin(bootstrap: Sequence[str]) -> ReassignAdmin:
     try:
         return ReassignAdmin({"bootstrap_servers": list(bootstrap), "request_timeout_ms": 30000,
                               "client_id": "bridgekeeper-rehearse"})  # fmt: skip
     except AdminError as exc:
-        raise ClusterError(f"cannot reach the cluster at {','.join(bootstrap)}: {exc}") from None
+        raise KafkaUnreachable(f"cannot reach the cluster at {','.join(bootstrap)}: {exc}") from None
 
 
 def create_topics(bootstrap: Sequence[str], topics: Mapping[str, tuple[int, int, Mapping[str, str]]]) -> None:

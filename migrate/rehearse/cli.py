@@ -1,6 +1,8 @@
-"""``bridgekeeper rehearse``'s command line. Every flag is checked before anything starts (a bad IBP, an unknown
-drill, a ``--node-set`` for a node that does not exist), each refusal one line and exit 2. Exit 0 means every
-check passed; 1 means the rehearsal ran and something failed (the report says what), or it could not run.
+"""``bridgekeeper rehearse``'s command line. Every flag and input is checked before anything starts or is connected
+to (a bad IBP, an unknown drill, a ``--node-set`` for a node that does not exist, an ``--attach`` inventory or
+``--from-snapshot`` rows that cannot be read), each refusal one line and exit 2. Exit 0 means every check passed;
+1 means the rehearsal ran and something failed (the report says what), or it could not run; 3 means the cluster's
+ZooKeeper or Kafka did not answer at the start; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -51,86 +53,149 @@ def _node_set(text: str) -> tuple[int, str, str]:
     return int(node), key.strip(), value.strip()
 
 
-def _error(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 2
+def _output(text: str | None) -> Path | None:
+    """``-o/--output``, checked before anything starts: a directory that is empty or not there yet."""
+    from controller.exits import UsageError
+
+    if text is None:
+        return None
+    out_dir = Path(text).resolve()
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"--output {out_dir} is a file, not a directory")
+    try:
+        full = out_dir.exists() and any(out_dir.iterdir())
+    except OSError as exc:
+        raise UsageError(f"--output {out_dir}: {exc.strerror}") from None
+    if full:
+        raise UsageError(f"--output {out_dir} is not empty (a rehearsal writes its report and artefacts there)")
+    return out_dir
+
+
+def _make_output(out_dir: Path | None) -> Path:
+    """The output directory, made once every check has passed (so a refusal leaves nothing behind)."""
+    from controller.exits import UsageError
+
+    try:
+        if out_dir is None:
+            return Path(tempfile.mkdtemp(prefix="bk-rehearse-")).resolve()
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--output {out_dir}: cannot create it: {exc.strerror}") from None
+    return out_dir
 
 
 def cmd_rehearse(args: argparse.Namespace) -> int:
+    """Exit 0 every check passed, 1 a check failed (or the rehearsal could not run), 2 flags or input files that
+    cannot be used (raised as UsageError before anything is started or connected to), 3 the cluster's ZooKeeper
+    or Kafka could not be reached, 130 interrupted (controller.exits' contract; rehearsal.json's ``exit_code``
+    is the code returned for a rehearsal that ran)."""
     from controller.config import ConfigError, parse_overrides
-    from migrate.rehearse.cluster import AttachedCluster, ClusterError, OwnedCluster
+    from controller.exits import UsageError
+    from migrate.rehearse.cluster import AttachedCluster, ClusterError
     from zkmodel.ibp import parse_ibp_config
 
+    # The cheap checks first, then the inventory, then the rows (which may take a while to read).
     try:
         from_ibp = parse_ibp_config(args.from_ibp)
     except ValueError as exc:
-        return _error(f"--from-ibp: {exc}")
+        raise UsageError(f"--from-ibp: {exc}") from None
     try:
         to_ibp = parse_ibp_config(args.to_ibp)
     except ValueError as exc:
-        return _error(f"--to-ibp: {exc}")
+        raise UsageError(f"--to-ibp: {exc}") from None
     if to_ibp < from_ibp:
-        return _error(f"--to-ibp {to_ibp.version} is below --from-ibp {from_ibp.version}: an IBP cannot be lowered")
+        raise UsageError(f"--to-ibp {to_ibp.version} is below --from-ibp {from_ibp.version}: an IBP cannot be lowered")
     clients = tuple(dict.fromkeys(args.client or CLIENTS))
     try:
         overrides = parse_overrides(args.set)
     except ConfigError as exc:
-        return _error(str(exc))
+        raise UsageError(str(exc)) from None
+    if args.from_snapshot and (args.attach is not None or args.nodes is not None):
+        raise UsageError(
+            "--from-snapshot starts one node per broker registered in the rows: not with "
+            + ("--attach" if args.attach is not None else "--nodes")
+        )
+    if not args.from_snapshot and (args.start_missing or args.max_nodes is not None):
+        raise UsageError("--start-missing and --max-nodes choose a twin's nodes: they need --from-snapshot")
+    if args.attach is not None:
+        if args.lockdown:
+            raise UsageError(
+                "--lockdown needs the nodes' ZooKeeper identities, which rehearse sets only on the nodes it starts; "
+                "on your cluster run 'bridgekeeper lockdown' after the rehearsal"
+            )
+        if args.node_set or args.set:
+            raise UsageError(
+                "--set and --node-set configure the nodes rehearse starts; with --attach, configure your nodes"
+            )
+        if args.nodes is not None:
+            raise UsageError("--nodes sets how many nodes rehearse starts; with --attach, the inventory lists them")
+    out_dir = _output(args.output)
+    attached = None
+    if args.attach is not None:
+        try:
+            attached = AttachedCluster(Path(args.attach), args.drill, bump=to_ibp != from_ibp)
+        except ClusterError as exc:  # the inventory: missing, unreadable, not JSON, a key wrong or missing
+            raise UsageError(str(exc)) from None
     twin = None
     if args.from_snapshot:
-        if args.attach is not None or args.nodes is not None:
-            return _error(
-                "--from-snapshot starts one node per broker registered in the rows: not with "
-                + ("--attach" if args.attach is not None else "--nodes")
-            )
         try:
             twin = _twin(args)
         except ValueError as exc:  # RestoreInputError, TwinError: the rows or the twin's flags
-            return _error(str(exc))
+            raise UsageError(str(exc)) from None
+        except OSError as exc:  # a rows file that cannot be opened (permissions, a vanished file)
+            raise UsageError(f"{exc.filename or 'rows'}: cannot read it: {exc.strerror}") from None
         except KeyboardInterrupt:
             print("interrupted while reading the rows: nothing was started", file=sys.stderr)
             return 130
-    elif args.start_missing or args.max_nodes is not None:
-        return _error("--start-missing and --max-nodes choose a twin's nodes: they need --from-snapshot")
+    try:
+        return _start(args, attached, twin, overrides, out_dir, (from_ibp.version, to_ibp.version), clients)
+    finally:
+        if twin is not None:
+            twin.launch.close()
+
+
+def _start(
+    args: argparse.Namespace,
+    attached: Cluster | None,
+    twin: _Twin | None,
+    overrides: dict[str, str],
+    out_dir: Path | None,
+    ibps: tuple[str, str],
+    clients: tuple[str, ...],
+) -> int:
+    """The last checks (a ``--node-set`` naming a node there is, the output directory made), then the run."""
+    from controller.exits import UsageError
+    from migrate.rehearse.cluster import ClusterError, OwnedCluster
+
+    from_ibp, to_ibp = ibps
     ids = twin.nodes.broker_ids if twin is not None else list(range(1, (args.nodes or 3) + 1))
     node_overrides: dict[int, dict[str, str]] = {}
     for node, key, value in args.node_set:
-        if args.attach is None and node not in ids:
-            return _error(f"--node-set {node}:{key}: there is no node {node} (nodes are {_ids(ids)})")
+        if node not in ids:
+            raise UsageError(f"--node-set {node}:{key}: there is no node {node} (nodes are {_ids(ids)})")
         node_overrides.setdefault(node, {})[key] = value
-    if args.attach is not None and args.lockdown:
-        return _error("--lockdown needs the nodes' ZooKeeper identities, which rehearse sets only on the nodes it "
-                      "starts; on your cluster run 'bridgekeeper lockdown' after the rehearsal")  # fmt: skip
-    if args.attach is not None and (args.node_set or args.set):
-        return _error("--set and --node-set configure the nodes rehearse starts; with --attach, configure your nodes")
-    if "pause-zookeeper" in args.drill and args.attach is None and args.zk_servers < 3:
+    if "pause-zookeeper" in args.drill and attached is None and args.zk_servers < 3:
         print("note: pause-zookeeper with one ZooKeeper server stalls every node for the pause", file=sys.stderr)
-    out_dir = Path(args.out or tempfile.mkdtemp(prefix="bk-rehearse-")).resolve()
-    if out_dir.exists() and any(out_dir.iterdir()):
-        return _error(f"--out {out_dir} is not empty (a rehearsal writes its report and artefacts there)")
+    out_dir = _make_output(out_dir)
     overrides.setdefault("zookeeper.session.timeout.ms", str(args.session_timeout_ms))
 
     cluster: Cluster
     try:
-        if args.attach is not None:
-            cluster = AttachedCluster(Path(args.attach), args.drill, bump=to_ibp != from_ibp)
+        if attached is not None:
+            cluster = attached
         elif twin is not None:
-            cluster = OwnedCluster(nodes=len(ids), zk_servers=args.zk_servers, ibp=from_ibp.version,
+            cluster = OwnedCluster(nodes=len(ids), zk_servers=args.zk_servers, ibp=from_ibp,
                                    data_dir=out_dir / "cluster", overrides=overrides, node_overrides=node_overrides,
                                    broker_ids=ids, racks=twin.nodes.racks, before_nodes=twin.launch.before,
                                    after_nodes=twin.launch.after, start_timeout=twin.start_timeout,
                                    zk_heap_mb=twin.zk_heap_mb, start_wave=twin.start_wave)  # fmt: skip
         else:
-            cluster = OwnedCluster(nodes=len(ids), zk_servers=args.zk_servers, ibp=from_ibp.version,
+            cluster = OwnedCluster(nodes=len(ids), zk_servers=args.zk_servers, ibp=from_ibp,
                                    data_dir=out_dir / "cluster", overrides=overrides,
                                    node_overrides=node_overrides)  # fmt: skip
     except ClusterError as exc:
-        return _error(str(exc))
-    try:
-        return _run(args, cluster, from_ibp.version, to_ibp.version, clients, out_dir, twin)
-    finally:
-        if twin is not None:
-            twin.launch.close()
+        raise UsageError(str(exc)) from None
+    return _run(args, cluster, from_ibp, to_ibp, clients, out_dir, twin)
 
 
 def _ids(ids: list[int]) -> str:
@@ -172,6 +237,7 @@ def _twin(args: argparse.Namespace) -> _Twin:
 def _run(args: argparse.Namespace, cluster: Cluster, from_ibp: str, to_ibp: str, clients: tuple[str, ...],
          out_dir: Path, twin: _Twin | None = None) -> int:  # fmt: skip
     from controller.devstack.localzk import ZooKeeperError
+    from controller.exits import CommandError
     from migrate.rehearse.cluster import ClusterError
     from migrate.rehearse.display import Display
     from migrate.rehearse.load import LoadError
@@ -196,6 +262,8 @@ def _run(args: argparse.Namespace, cluster: Cluster, from_ibp: str, to_ibp: str,
         rehearsal = Rehearsal(opts, cluster, display)
         try:
             doc = rehearsal.run()
+        except CommandError:
+            raise  # Unreachable (exit 3): the root reports it; nothing ran, so there is no report
         except (ClusterError, ZooKeeperError, LoadError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
@@ -233,7 +301,14 @@ def configure(r: argparse.ArgumentParser) -> None:
     r.add_argument("--lockdown", action="store_true", help="lock ZooKeeper's ACLs after the bump (lockdown apply)")
     r.add_argument("--drill", action="append", default=[], choices=DRILL_NAMES,
                    help="a fault to inject mid-roll (repeatable)")  # fmt: skip
-    r.add_argument("--out", help="directory for the report and artefacts (default: a new temporary directory)")
+    r.add_argument(
+        "-o",
+        "--output",
+        metavar="DIR",
+        help="empty directory for the report and artefacts (default: a new temporary one)",
+    )
+    # A hidden alias, so scripts that spell it --out keep running.
+    r.add_argument("--out", dest="output", help=argparse.SUPPRESS)
     r.add_argument("--rate", type=_seconds, default=8.0, help="client operations per second, all clients (default 8)")
     r.add_argument("--client", action="append", choices=CLIENTS, help="client libraries for the load (default both)")
     r.add_argument("--error-threshold", type=_fraction, default=0.1,

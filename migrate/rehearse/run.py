@@ -135,13 +135,14 @@ class Rehearsal:
         self.cluster.close()
 
     def _connect(self) -> ZkSession:
-        from controller.exits import CommandError
+        """The rehearsal's session; ZooKeeper not answering raises controller.exits.Unreachable (exit 3)."""
+        from controller.exits import UsageError
         from migrate.connect import connect
 
         auth = [("digest", CONTROLLER_IDENTITY)] if self.cluster.mode == "owned" else []
         try:
             return connect(self.cluster.zookeeper, name="rehearse", timeout=30.0, auth=auth)
-        except CommandError as exc:
+        except UsageError as exc:
             raise ClusterError(exc.message) from None
 
     # -- steps ------------------------------------------------------------------------------------------------
@@ -212,14 +213,18 @@ class Rehearsal:
         """Topics the rolls and drills need (created before the load starts): ``rh-guarded`` with
         min.insync.replicas=2 at RF 3, so the canRoll rule has something to guard; ``rh-moved`` for the
         reassignment drill."""
-        from migrate.rehearse.admin import create_topics
+        from controller.exits import Unreachable
+        from migrate.rehearse.admin import KafkaUnreachable, create_topics
 
         nodes = self.cluster.nodes()
         rf = min(3, len(nodes))
         min_isr = 2 if rf >= 3 else 1
         self.show.status("creating the rehearsal's topics")
-        create_topics([n.bootstrap for n in nodes], {GUARDED: (6, rf, {"min.insync.replicas": str(min_isr)}),
-                                                     MOVED: (3, min(2, rf), {})})  # fmt: skip
+        try:
+            create_topics([n.bootstrap for n in nodes], {GUARDED: (6, rf, {"min.insync.replicas": str(min_isr)}),
+                                                         MOVED: (3, min(2, rf), {})})  # fmt: skip
+        except KafkaUnreachable as exc:  # the first Kafka request: no broker answers at all (exit 3, not a check)
+            raise Unreachable(str(exc)) from None
         rec: StepRecord = {
             "index": -1,
             "name": "setup",

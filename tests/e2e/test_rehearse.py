@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def rehearse(out: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     proc = subprocess.run(
         [sys.executable, "-m", "controller.cli", "rehearse", "--from-ibp", "3.3-IV3", "--to-ibp", "3.4-IV0",
-         "--nodes", "3", "--zk-servers", "3", "--rate", "12", "--out", str(out), *args],
+         "--nodes", "3", "--zk-servers", "3", "--rate", "12", "-o", str(out), *args],
         capture_output=True, text=True, timeout=900, cwd=ROOT, check=False,
     )  # fmt: skip
     json_path = out / "rehearsal.json"

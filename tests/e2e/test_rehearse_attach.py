@@ -88,7 +88,7 @@ def test_attach_rehearses_a_cluster_it_did_not_start(tmp_path: Path) -> None:
     with operator_cluster(tmp_path) as inventory:
         proc = subprocess.run(
             [sys.executable, "-m", "controller.cli", "rehearse", "--attach", str(inventory), "--from-ibp", "3.3-IV3",
-             "--to-ibp", "3.4-IV0", "--rate", "8", "--drill", "kill-controller", "--out", str(out)],
+             "--to-ibp", "3.4-IV0", "--rate", "8", "--drill", "kill-controller", "-o", str(out)],
             capture_output=True, text=True, timeout=900, cwd=ROOT, check=False,
         )  # fmt: skip
         doc = orjson.loads((out / "rehearsal.json").read_bytes())

@@ -226,7 +226,7 @@ def test_rehearse_on_a_twin_passes_judging_what_the_twin_runs(tmp_path: Path) ->
     assert made.returncode == 0, made.stderr
     out = tmp_path / "rehearsal"
     run = bk("rehearse", "--from-snapshot", str(rows), "--from-ibp", "3.3-IV3", "--to-ibp", "3.4-IV0",
-             "--zk-servers", "1", "--client", "confluent-kafka", "--drill", "kill-controller", "--out", str(out),
+             "--zk-servers", "1", "--client", "confluent-kafka", "--drill", "kill-controller", "-o", str(out),
              timeout=900)  # fmt: skip
     doc = orjson.loads((out / "rehearsal.json").read_bytes())
     failed = [(c["name"], c["summary"]) for c in doc["checks"] if c["verdict"] == "fail"]

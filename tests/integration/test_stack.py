@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -41,6 +43,10 @@ def test_up_runs_zookeeper_and_three_nodes_until_ctrl_c(tmp_path: Path) -> None:
         bootstrap = ready["bootstrap"].split(",")
         metrics = ready["metrics"].split(",")
         assert len(bootstrap) == 3 and len(metrics) == 3
+        # A second stack on the same data directory is refused while this one runs, naming its pid.
+        again = subprocess.run([*BIN, "up", "--data-dir", str(tmp_path / "stack")], capture_output=True, text=True)
+        held = f"--data-dir {tmp_path / 'stack'} is in use by a running stack (pid {proc.pid})"
+        assert (again.returncode, again.stderr) == (1, f"error: {held}: stop it, or choose another --data-dir\n")
         assert ready["zookeeper"].endswith("/kafka")
         zk = KazooClient(hosts=ready["zookeeper"])
         zk.start(timeout=20)
@@ -100,7 +106,7 @@ def test_node_refuses_a_broker_id_already_registered(zk_hosts: str, zk: KazooCli
     zk.create("/brokers/ids/4", b'{"version":5}', ephemeral=True, makepath=True)
     result = subprocess.run(
         [*BIN, "node", "--override", "broker.id=4", "--override", f"zookeeper.connect={zk_hosts}",
-         "--override", "listeners=PLAINTEXT://127.0.0.1:19999", "--override", "bridgekeeper.metrics.port=-1"],
+         "--override", "listeners=PLAINTEXT://127.0.0.1:0", "--override", "bridgekeeper.metrics.port=-1"],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert result.returncode == 1
@@ -130,3 +136,48 @@ def test_node_logs_carry_no_unexpected_errors_after_a_stack_run(tmp_path: Path) 
     logs = [(tmp_path / "s" / f"node-{i}" / "node.log").read_text() for i in (1, 2)]
     assert sum("elected controller" in text for text in logs) >= 1
     assert not any(UNEXPECTED in text for text in logs)
+
+
+def refused(args: list[str], budget: float = 5.0) -> subprocess.CompletedProcess[str]:
+    """Run a command that must refuse before starting anything: well within ``budget`` (no JVM was started)."""
+    started = time.monotonic()
+    result = subprocess.run([*BIN, *args], capture_output=True, text=True, timeout=60)
+    took = time.monotonic() - started
+    assert took < budget, f"{args}: refused after {took:.1f} s"
+    return result
+
+
+@pytest.mark.parametrize("held", ["zookeeper", "node 2"])
+def test_up_refuses_a_base_port_in_use_naming_it(tmp_path: Path, held: str) -> None:
+    """ZooKeeper listens on P, node i on P+i: a listener on either is named, before anything starts."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        base = port if held == "zookeeper" else port - 2
+        result = refused(["up", "--base-port", str(base), "--data-dir", str(tmp_path / "stack")])
+    assert result.returncode == 1, result.stderr
+    assert result.stderr == f"error: port {port} is in use: choose another --base-port, or omit it for free ports\n"
+    assert result.stdout == ""  # not even "starting ZooKeeper"
+    assert not (tmp_path / "stack" / "zookeeper").exists()
+
+
+def test_up_refuses_a_data_dir_that_is_a_file(tmp_path: Path) -> None:
+    (tmp_path / "stack").write_text("not a directory")
+    result = refused(["up", "--data-dir", str(tmp_path / "stack")])
+    assert result.returncode == 2
+    assert result.stderr == f"error: --data-dir {tmp_path / 'stack'} is a file, not a directory\n"
+
+
+def test_zk_run_refuses_a_port_in_use_and_a_data_dir_that_is_a_file(tmp_path: Path) -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        result = refused(["zk", "run", "--port", str(port), "--data-dir", str(tmp_path / "zk")])
+    assert result.returncode == 1
+    assert result.stderr == f"error: port {port} is in use: choose another --port, or omit it for a free port\n"
+    (tmp_path / "file").write_text("x")
+    result = refused(["zk", "run", "--data-dir", str(tmp_path / "file")])
+    assert result.returncode == 2
+    assert result.stderr == f"error: --data-dir {tmp_path / 'file'} is a file, not a directory\n"

@@ -105,3 +105,18 @@ def test_acl_legacy_reassignment_delete_marker_and_malformed_records():
     )
     assert (user["entity_type"], user["entity_name"]) == ("users/clients", "u/c1")
     assert decode_znode_records("c", "/brokers/seqid", None) == []
+
+
+def test_a_rows_file_that_cannot_be_opened_is_an_input_error(tmp_path, monkeypatch):
+    """Permissions (or a file that vanished) refuse the input before Spark, not with a traceback after it."""
+    rows = _rows(tmp_path / "east.jsonl", "jsonl")
+    real_open = Path.open
+
+    def denied(self, *args, **kwargs):
+        if self == rows:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_open(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", denied)
+    with pytest.raises(InputError, match=r"east\.jsonl: cannot read it \(Permission denied\)"):
+        resolve([str(rows)])
