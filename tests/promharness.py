@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import socket
 import subprocess
 import time
 import urllib.error
@@ -23,6 +22,8 @@ from typing import Any
 import orjson
 import yaml
 
+from tests.netutil import free_port
+
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED_CONFIG = ROOT / "deploy" / "prometheus" / "prometheus.yml"
 RULES = ROOT / "dashboards" / "alerts.yaml"
@@ -31,12 +32,6 @@ JOB = "bridgekeeper"
 
 class PromQLError(AssertionError):
     """Prometheus refused a query (it does not parse, or cannot be evaluated)."""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def config_for(targets: Sequence[str], *, interval: str = "1s", rules: Path = RULES) -> dict[str, Any]:

@@ -170,7 +170,7 @@ class ZkSession:
             self.client.stop()
             why = self._tls_refusal() if self.tls is not None else None
             raise ZkUnavailable(
-                f"could not connect to ZooKeeper at {self.hosts} within {timeout:.0f}s"
+                f"could not connect to ZooKeeper at {self.hosts} within {timeout:g} s"
                 + (f": the TLS handshake failed ({why})" if why else "")
             ) from None
 

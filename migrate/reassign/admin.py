@@ -68,6 +68,16 @@ def _from_client(exc: BaseException) -> AdminError:
     return AdminError(str(exc) or type(exc).__name__)
 
 
+def unreachable_text(settings: Mapping[str, Any]) -> str:
+    """A bootstrap that gave up, as one line naming the servers and how long they were tried. Kafka's client
+    says "Timed out waiting for a node assignment" after its default.api.timeout.ms; kafka-python's constructor
+    gives up after ``bootstrap_timeout_ms``, also when a login keeps being refused."""
+    servers = settings.get("bootstrap_servers", ())
+    shown = servers if isinstance(servers, str) else ",".join(str(s) for s in servers)
+    timeout_ms = int(settings.get("bootstrap_timeout_ms", KafkaAdminClient.DEFAULT_CONFIG["bootstrap_timeout_ms"]))
+    return f"{_ERRORS_PACKAGE}TimeoutException: Unable to bootstrap from {shown} within {timeout_ms / 1000:g} s"
+
+
 @dataclass(frozen=True)
 class Broker:
     id: int
@@ -80,6 +90,8 @@ class ReassignAdmin:
     def __init__(self, settings: Mapping[str, Any]) -> None:
         try:
             self._client = KafkaAdminClient(**settings)
+        except (kerrors.KafkaTimeoutError, kerrors.KafkaConnectionError):
+            raise AdminError(unreachable_text(settings)) from None
         except Exception as exc:  # kafka-python raises its own errors and ValueError for bad settings
             raise _from_client(exc) from None
 

@@ -5,18 +5,17 @@ active." is printed without a line break."""
 from __future__ import annotations
 
 from migrate.reassign.admin import ReassignAdmin, error_message
+from migrate.reassign.inputs import Inputs
 from migrate.reassign.logdirs import execute_moves, move_states
 from migrate.reassign.model import TP, sorted_tps, tp_text
 from migrate.reassign.options import Options
 from migrate.reassign.output import Output, ToolError
-from migrate.reassign.plan_files import parse_reassignment, read_text, targets_and_log_dirs
+from migrate.reassign.plan_files import targets_and_log_dirs
 from migrate.reassign.verify import clear_all_throttles
 
 
-def run(admin: ReassignAdmin, opts: Options, out: Output) -> None:
-    assert opts.reassignment_json_file is not None
-    planned = parse_reassignment(read_text(opts.reassignment_json_file))
-    targets, log_dirs = targets_and_log_dirs(planned)
+def run(admin: ReassignAdmin, opts: Options, out: Output, inputs: Inputs) -> None:
+    targets, log_dirs = targets_and_log_dirs(inputs.planned)
     listed = admin.list_reassignments([tp for tp, _r in targets])
     cancelling: list[TP] = [tp for tp, o in listed.items() if not o.adding or o.removing]
     if cancelling:

@@ -54,11 +54,12 @@ _SIMPLE: dict[str, tuple[str, Callable[[str], Any]]] = {
     "send.buffer.bytes": ("send_buffer_bytes", _int("send.buffer.bytes")),
     "receive.buffer.bytes": ("receive_buffer_bytes", _int("receive.buffer.bytes")),
     "ssl.key.password": ("ssl_password", str),
+    # Kafka's admin calls wait this long for a broker to talk to; kafka-python waits for one in its constructor.
+    "default.api.timeout.ms": ("bootstrap_timeout_ms", _int("default.api.timeout.ms")),
 }
 #: Keys Kafka's AdminClient knows that change nothing for this tool (accepted silently).
 _IGNORED = frozenset(
     {
-        "default.api.timeout.ms",
         "retries",
         "client.dns.lookup",
         "metrics.num.samples",

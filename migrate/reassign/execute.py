@@ -12,22 +12,17 @@ from __future__ import annotations
 import datetime
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from migrate.reassign import throttles as T
 from migrate.reassign.admin import ReassignAdmin, error_message
+from migrate.reassign.inputs import Inputs
 from migrate.reassign.logdirs import TPR, execute_moves
 from migrate.reassign.model import TP, Ongoing, sorted_tps, tp_text
 from migrate.reassign.options import Options
 from migrate.reassign.output import Output, ToolError, assignment_doc
-from migrate.reassign.plan_files import (
-    check_execute,
-    format_assignment,
-    parse_reassignment,
-    read_text,
-    targets_and_log_dirs,
-)
+from migrate.reassign.plan_files import PlannedPartition, format_assignment, targets_and_log_dirs
 from migrate.reassign.verify import clear_all_throttles
 from migrate.reassign.waves import busy_brokers, classify, ongoing_participants, pack, participants, plan_waves
 from zkmodel.jvmorder import java_hashmap_order
@@ -44,10 +39,9 @@ VERIFY_WARNING = (
 POLL_S = 1.0
 
 
-def parse_execute_plan(text: str) -> tuple[dict[TP, list[int]], dict[TPR, str]]:
-    """parseExecuteAssignmentArgs: the plan's targets and its log-dir moves, after Kafka's execute checks."""
-    planned = parse_reassignment(text)
-    check_execute(planned)
+def execute_plan(planned: Sequence[PlannedPartition]) -> tuple[dict[TP, list[int]], dict[TPR, str]]:
+    """What parseExecuteAssignmentArgs returns: the plan's targets and its log-dir moves (Kafka's execute
+    checks were made when the file was read, :func:`migrate.reassign.inputs.read_inputs`)."""
     targets, log_dirs = targets_and_log_dirs(planned)
     return dict(targets), log_dirs
 
@@ -118,9 +112,9 @@ def _submit(admin: ReassignAdmin, out: Output, targets: Mapping[TP, Sequence[int
     return names
 
 
-def run(admin: ReassignAdmin, opts: Options, out: Output, *, progress: Callable[..., object] | None = None) -> None:
+def run(admin: ReassignAdmin, opts: Options, out: Output, inputs: Inputs) -> None:
     assert opts.reassignment_json_file is not None
-    targets, log_dirs = parse_execute_plan(read_text(opts.reassignment_json_file))
+    targets, log_dirs = execute_plan(inputs.planned)
     ongoing = admin.list_reassignments()
     if opts.max_moves_per_broker is not None:
         theirs = {tp: o for tp, o in ongoing.items() if tp not in targets or list(o.target) != targets[tp]}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from migrate.reassign import planner
 from migrate.reassign.admin import ReassignAdmin
+from migrate.reassign.inputs import Inputs
 from migrate.reassign.options import Options
 from migrate.reassign.output import Output, ToolError, assignment_doc
 from migrate.reassign.plan_files import format_assignment, parse_topics_to_move, read_text
@@ -50,12 +51,14 @@ def brokers_for(
 
 
 def topics_to_move(opts: Options) -> list[str]:
-    """parseGenerateAssignmentArgs: the broker list and the topics file, each without duplicates."""
+    """handleAction's read of the topics file, then parseGenerateAssignmentArgs: the broker list and the
+    topics, each without duplicates (a file that cannot be read is reported before a repeated broker)."""
     assert opts.topics_to_move_json_file is not None and opts.broker_list is not None
+    text = read_text(opts.topics_to_move_json_file)
     dups = _duplicates(list(opts.broker_list))
     if dups:
         raise ToolError(f"Broker list contains duplicate entries: {_java_set(dups)}")
-    topics = parse_topics_to_move(read_text(opts.topics_to_move_json_file))
+    topics = parse_topics_to_move(text)
     dup_topics = _duplicates(topics)
     if dup_topics:
         raise ToolError(f"List of topics to reassign contains duplicate entries: {_java_set(dup_topics)}")
@@ -87,10 +90,9 @@ def propose(
     out.put("replica_moves", moves)
 
 
-def run(admin: ReassignAdmin, opts: Options, out: Output) -> None:
+def run(admin: ReassignAdmin, opts: Options, out: Output, inputs: Inputs) -> None:
     assert opts.broker_list is not None
-    topics = topics_to_move(opts)
-    current = admin.topic_assignments(topics)
+    current = admin.topic_assignments(inputs.topics)
     rack_aware = not opts.disable_rack_aware
     brokers = brokers_for([(b.id, b.rack) for b in admin.brokers()], opts.broker_list, rack_aware)
     propose(out, current, brokers, rack_aware)

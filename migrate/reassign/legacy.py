@@ -5,7 +5,8 @@ write Kafka's znodes as that tool did (KafkaZkClient / AdminZkClient): the topic
 ``/admin/reassign_partitions`` request (created only if absent: the controller reacts to its creation), and
 throttles as entity configs with their change notifications. The texts are 2.8's: "Warning: --zookeeper is
 deprecated, ..." first, and ``--verify`` says "is complete." where 3.x says "is completed.".
-Writes go through the stores, like every other writer of ours.
+Writes go through the stores, like every other writer of ours. The plan file is read and checked before the
+session is opened (:func:`check_inputs`), unlike 2.8, which connected first.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from controller.store.entity_configs import alter_entity, read_entities
 from controller.store.legacy_reassign import create_legacy_reassignment, legacy_reassignment_in_progress
 from controller.zk.session import ZkSession
 from migrate.reassign import throttles as T
-from migrate.reassign.execute import CANNOT_EXECUTE, VERIFY_WARNING, parse_execute_plan, show_current
-from migrate.reassign.generate import brokers_for, propose, topics_to_move
+from migrate.reassign.execute import CANNOT_EXECUTE, VERIFY_WARNING, execute_plan, show_current
+from migrate.reassign.generate import brokers_for, propose
+from migrate.reassign.inputs import Inputs
 from migrate.reassign.model import TP, joined, sorted_tps, tp_text
 from migrate.reassign.options import Action, Options
 from migrate.reassign.output import Output, ToolError
-from migrate.reassign.plan_files import parse_reassignment, read_text
+from migrate.reassign.plan_files import ANY_LOG_DIR
 from zkmodel import paths
 from zkmodel.admin import PartitionReassignmentZnode, TopicPartition
 from zkmodel.brokers import BrokerRegistration
@@ -108,34 +110,42 @@ class ZkCluster:
         alter_entity(self.session, entity_type, name, compute, controller_wait_s=30.0)
 
 
-def run(session: ZkSession, opts: Options, out: Output) -> None:
-    """The --zookeeper actions; the deprecation warning comes first (stderr in JSON mode)."""
+def warn_deprecated(opts: Options, out: Output) -> None:
+    """The first line of every --zookeeper run, before anything is read (stderr in JSON mode)."""
     if opts.output == "json":
         print(DEPRECATED, file=sys.stderr)
     else:
         out.text(DEPRECATED)
+
+
+def check_inputs(opts: Options, inputs: Inputs) -> None:
+    """What the legacy path cannot do, known from the plan file alone: log-dir moves need the admin API."""
+    moves_dirs = any(d != ANY_LOG_DIR for p in inputs.planned for d in p.log_dirs)
+    if moves_dirs and opts.action in (Action.EXECUTE, Action.VERIFY):
+        raise ToolError(NEEDS_BOOTSTRAP)
+
+
+def run(session: ZkSession, opts: Options, out: Output, inputs: Inputs) -> None:
+    """The --zookeeper actions, after :func:`warn_deprecated` and :func:`check_inputs`."""
     zk = ZkCluster(session)
     if opts.action is Action.GENERATE:
-        _generate(zk, opts, out)
+        _generate(zk, opts, out, inputs)
     elif opts.action is Action.EXECUTE:
-        _execute(zk, opts, out)
+        _execute(zk, opts, out, inputs)
     else:
-        _verify(zk, opts, out)
+        _verify(zk, opts, out, inputs)
 
 
-def _generate(zk: ZkCluster, opts: Options, out: Output) -> None:
+def _generate(zk: ZkCluster, opts: Options, out: Output, inputs: Inputs) -> None:
     assert opts.broker_list is not None
-    topics = topics_to_move(opts)
-    current = zk.topic_assignments(topics)
+    current = zk.topic_assignments(inputs.topics)
     rack_aware = not opts.disable_rack_aware
     propose(out, current, brokers_for(zk.brokers(), opts.broker_list, rack_aware), rack_aware)
 
 
-def _execute(zk: ZkCluster, opts: Options, out: Output) -> None:
+def _execute(zk: ZkCluster, opts: Options, out: Output, inputs: Inputs) -> None:
     assert opts.reassignment_json_file is not None
-    targets, log_dirs = parse_execute_plan(read_text(opts.reassignment_json_file))
-    if log_dirs:
-        raise ToolError(NEEDS_BOOTSTRAP)
+    targets, _log_dirs = execute_plan(inputs.planned)  # none: check_inputs refused them
     existing = zk.topic_assignments(sorted({t for t, _p in targets}))
     missing = [tp for tp in targets if tp not in existing]
     if missing:
@@ -171,13 +181,9 @@ def _execute(zk: ZkCluster, opts: Options, out: Output) -> None:
     out.put("started", names)
 
 
-def _verify(zk: ZkCluster, opts: Options, out: Output) -> None:
-    assert opts.reassignment_json_file is not None
-    planned = parse_reassignment(read_text(opts.reassignment_json_file))
-    if any(d != "any" for p in planned for d in p.log_dirs):
-        raise ToolError(NEEDS_BOOTSTRAP)
+def _verify(zk: ZkCluster, opts: Options, out: Output, inputs: Inputs) -> None:
     out.text(VERIFY_INCOMPLETE)
-    targets = {(p.topic, p.partition): list(p.replicas) for p in planned}
+    targets = {(p.topic, p.partition): list(p.replicas) for p in inputs.planned}
     moving = zk.being_reassigned()
     current = zk.topic_assignments(sorted({t for t, _p in targets}))
     lines = ["Status of partition reassignment:"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from migrate.reassign.admin import ReassignAdmin
+from migrate.reassign.inputs import Inputs
 from migrate.reassign.model import TP, Ongoing, joined, sorted_tps, tp_text
 from migrate.reassign.options import Options
 from migrate.reassign.output import Output
@@ -21,8 +22,8 @@ def list_text(ongoing: Mapping[TP, Ongoing]) -> str:
     return "Current partition reassignments:\n" + "\n".join(lines) if lines else "No partition reassignments found."
 
 
-def run(admin: ReassignAdmin, opts: Options, out: Output) -> None:
-    del opts
+def run(admin: ReassignAdmin, opts: Options, out: Output, inputs: Inputs) -> None:
+    del opts, inputs
     ongoing = admin.list_reassignments()
     out.text(list_text(ongoing))
     out.put(

@@ -30,7 +30,10 @@ ignored it when ``--bootstrap-server`` was given too, we refuse the pair; 2.8 re
 as a misplaced option, and its "You must specify --bootstrap-server when using ..." escaped ``main`` as a
 RuntimeException, we print that message alone (stderr, exit 1) for cancel and list too.
 ``--max-moves-per-broker`` (execute only) and ``--output text|json`` (any action) are checked with the usage
-errors.
+errors; ``--verbose`` (any action) shows the client libraries' logs.
+
+With ``--output json`` a refusal is also one JSON object on stdout (``command.main``); :func:`json_requested`
+tells that from the raw words, since a command line that does not parse has no :class:`Options`.
 """
 
 from __future__ import annotations
@@ -70,18 +73,29 @@ class Options:
     preserve_throttles: bool
     max_moves_per_broker: int | None
     output: str
+    verbose: bool = False
 
 
 class OptionsError(Exception):
     """What to print and how to exit: ``message`` (may be empty), ``usage`` (print :data:`USAGE` after it),
-    ``stream`` ("stderr" or "stdout") and ``exit_code``."""
+    ``stream`` ("stderr" or "stdout") and ``exit_code``. ``detail`` is the refusal without Kafka's framing (no
+    "Error: ", no JVM exception line): what ``--output json`` reports as its ``"error"``."""
 
-    def __init__(self, message: str, *, usage: bool = False, stream: str = "stderr", exit_code: int = 1) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        usage: bool = False,
+        stream: str = "stderr",
+        exit_code: int = 1,
+        detail: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.usage = usage
         self.stream = stream
         self.exit_code = exit_code
+        self.detail = message if detail is None else detail
 
 
 @dataclass(frozen=True)
@@ -198,6 +212,7 @@ _SPECS: tuple[_Spec, ...] = (
         "format",
         default="text",
     ),
+    _Spec("verbose", "(bridgekeeper) Show the client libraries' logs (kafka-python, kazoo) on stderr."),
 )
 _BY_NAME = {s.name: s for s in _SPECS}
 #: jopt's NonOptionArgumentSpec is registered under this name, so ``--[arguments]=x`` is a non-option "x".
@@ -211,7 +226,8 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
     "cancel": ("reassignment-json-file",),
     "list": (),
 }
-#: Kafka's ``permittedArgs``, plus ours: ``--output`` everywhere, ``--max-moves-per-broker`` with execute, and
+#: Kafka's ``permittedArgs``, plus ours: ``--output`` and ``--verbose`` everywhere, ``--max-moves-per-broker``
+#: with execute, and
 #: ``--zookeeper`` everywhere here so that cancel and list get the "You must specify --bootstrap-server" text.
 _PERMITTED: dict[str, tuple[str, ...]] = {
     "verify": ("bootstrap-server", "command-config", "preserve-throttles"),
@@ -228,7 +244,7 @@ _PERMITTED: dict[str, tuple[str, ...]] = {
     "cancel": ("bootstrap-server", "command-config", "preserve-throttles", "timeout"),
     "list": ("bootstrap-server", "command-config"),
 }
-_PERMITTED_EVERYWHERE = ("zookeeper", "output")
+_PERMITTED_EVERYWHERE = ("zookeeper", "output", "verbose")
 #: Kafka 2.8's ``bootstrapServerOnlyArgs``, in its (fixed) order, plus ours.
 _NEEDS_BOOTSTRAP = (
     "additional",
@@ -257,12 +273,12 @@ def _bracketed(name: str) -> str:
 
 def _uncaught(exception: str, message: str) -> OptionsError:
     """A jopt-simple exception that escapes ``main``: the first line the JVM prints for it."""
-    return OptionsError(f'Exception in thread "main" joptsimple.{exception}: {message}')
+    return OptionsError(f'Exception in thread "main" joptsimple.{exception}: {message}', detail=message)
 
 
 def _error(message: str) -> OptionsError:
     """An exception caught by ``main``'s ``catch (Throwable e)``: "Error: " + message on stdout, exit 1."""
-    return OptionsError(f"Error: {message}", stream="stdout")
+    return OptionsError(f"Error: {message}", stream="stdout", detail=message)
 
 
 def _usage_error(message: str) -> OptionsError:
@@ -467,7 +483,22 @@ def parse_options(argv: Sequence[str]) -> Options:
         preserve_throttles=parsed.has("preserve-throttles"),
         max_moves_per_broker=max_moves,
         output=output,
+        verbose=parsed.has("verbose"),
     )
+
+
+def json_requested(argv: Sequence[str]) -> bool:
+    """Whether the words ask for ``--output json`` (or ``-output``, or the ``=json`` form) before a ``--``: how a
+    refusal is reported when the command line does not parse. A parsed command line answers with
+    :attr:`Options.output` instead (the two differ only where ``--output`` is itself another option's argument)."""
+    for i, word in enumerate(argv):
+        if word == "--":
+            return False
+        if word in ("--output=json", "-output=json"):
+            return True
+        if word in ("--output", "-output") and i + 1 < len(argv) and argv[i + 1] == "json":
+            return True
+    return False
 
 
 def _long(got: dict[str, str | None], name: str) -> int:

@@ -1,8 +1,11 @@
 """Where an action's results go: Kafka's console text on stdout, or (``--output json``) one JSON document.
 
 Text is printed as the action goes, as Kafka's tool prints it, so a failure half-way leaves what was already
-done on screen (the rollback JSON above all). In JSON mode nothing is printed until the end, and then
-exactly one document, with an ``"error"`` member when the action failed, so scripts read one thing.
+done on screen (the rollback JSON above all). In JSON mode nothing is printed on stdout until the end, and then
+exactly one document, so scripts read one thing. A failed run's document has ``"error"`` and ``"exit_code"``
+(the status the process exits with); a run that failed half-way keeps the members it had put (an execute that
+failed after reading the current assignment still hands back the rollback JSON). The line Kafka's tool would
+print then goes to stderr, for whoever watches the terminal.
 """
 
 from __future__ import annotations
@@ -39,11 +42,18 @@ class Output:
         """Record a member of the JSON document (ignored in text mode)."""
         self.doc[key] = value
 
-    def fail(self, error: ToolError) -> None:
-        if self.json_mode:
-            self.doc["error"] = error.message
-        else:
-            self.text(error.message if error.terse else f"Error: {error.message}")
+    def fail(self, error: ToolError, code: int) -> int:
+        """End a failed run: Kafka's line on stdout (where its ``main`` prints it), or in JSON mode that line on
+        stderr and the document, with ``"error"`` and ``"exit_code"``, on stdout. Returns ``code``."""
+        line = error.message if error.terse else f"Error: {error.message}"
+        if not self.json_mode:
+            self.text(line)
+            return code
+        print(line, file=sys.stderr, flush=True)
+        self.doc["error"] = error.message
+        self.doc["exit_code"] = code
+        self.finish()
+        return code
 
     def finish(self) -> None:
         if self.json_mode:

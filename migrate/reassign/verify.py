@@ -12,11 +12,12 @@ from dataclasses import dataclass
 
 from migrate.reassign import throttles as T
 from migrate.reassign.admin import AdminError, ReassignAdmin
+from migrate.reassign.inputs import Inputs
 from migrate.reassign.logdirs import move_states, states_doc, states_text
 from migrate.reassign.model import TP, Ongoing, joined, sorted_tps, tp_text
 from migrate.reassign.options import Options
 from migrate.reassign.output import Output, ToolError
-from migrate.reassign.plan_files import parse_reassignment, read_text, targets_and_log_dirs
+from migrate.reassign.plan_files import targets_and_log_dirs
 from zkmodel.jvmorder import java_hashmap_order
 
 
@@ -110,10 +111,8 @@ def clear_all_throttles(
     return {"brokers": list(brokers), "topics": list(topics)}
 
 
-def run(admin: ReassignAdmin, opts: Options, out: Output) -> None:
-    assert opts.reassignment_json_file is not None
-    planned = parse_reassignment(read_text(opts.reassignment_json_file))
-    targets, log_dirs = targets_and_log_dirs(planned)
+def run(admin: ReassignAdmin, opts: Options, out: Output, inputs: Inputs) -> None:
+    targets, log_dirs = targets_and_log_dirs(inputs.planned)
     states, anything_moving = partition_states(admin, targets)
     for line in states_text_lines(states):
         out.text(line)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import RunningStack
-from tests.promharness import free_port
+from tests.netutil import free_port
 
 pytestmark = pytest.mark.e2e
 

@@ -149,6 +149,7 @@ def test_generate_execute_with_a_throttle_then_verify_until_complete(
     generated = tool("--bootstrap-server", stack.bootstrap, "--generate", "--topics-to-move-json-file", str(topics),
                      "--broker-list", "1,2,3", "--output", "json")  # fmt: skip
     doc = orjson.loads(generated.stdout)
+    assert "error" not in doc and "exit_code" not in doc  # a run that succeeds prints its document alone
     proposed = {(e["topic"], e["partition"]): e["replicas"] for e in doc["proposed"]["partitions"]}
     assert text.stdout == head + compact(proposed) + "\n"
     assert all(4 not in r and len(r) == 2 for r in proposed.values())
@@ -408,7 +409,9 @@ def test_bad_plans_are_refused_naming_what_is_wrong_and_nothing_moves(
     as_json = tool("--bootstrap-server", stack.bootstrap, "--execute", "--reassignment-json-file", str(path),
                    "--output", "json")  # fmt: skip
     assert as_json.returncode == 1
-    assert "Error: " + orjson.loads(as_json.stdout)["error"] + "\n" == result.stdout
+    doc = orjson.loads(as_json.stdout)
+    assert "Error: " + doc["error"] + "\n" == result.stdout and doc["exit_code"] == 1
+    assert as_json.stderr == result.stdout  # Kafka's line, for the terminal
     assert replicas(stack, "bad") == {0: [1, 2], 1: [2, 3]} and no_moves(admin)
 
 

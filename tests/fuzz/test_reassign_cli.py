@@ -1,6 +1,6 @@
 """``bridgekeeper reassign`` fed malformed plan files and flags, end to end through ``main``: every refusal is
 one ``Error:`` line (or, for a usage error, its message before Kafka's option table) and a non-zero exit
-status, never a traceback.
+status, never a traceback; with ``--output json`` it is one JSON object on stdout carrying that status.
 
 The plan-file parser itself is fuzzed in tests/unit/test_reassign_plan_files.py and the option parser in
 tests/unit/test_reassign_options.py, and the e2e suite runs named bad plans against a live cluster; what
@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -67,6 +68,21 @@ def test_a_malformed_plan_is_one_error_line(
     assert warning == DEPRECATED and error.startswith("Error: ") and rest == [""], out
 
 
+@budget(30)
+@given(text=PLAN_TEXTS)
+def test_a_malformed_plan_in_json_mode_is_one_object_on_stdout(
+    zk_hosts: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    plan = tmp_path / "plan.json"
+    plan.write_text(text, encoding="utf-8", errors="surrogatepass")
+    argv = ["--zookeeper", zk_hosts, "--execute", "--reassignment-json-file", str(plan), "--output", "json"]
+    code, out, err = run(argv, capsys)
+    assert code == 1
+    doc = orjson.loads(out)  # exactly one document: anything after it is refused
+    assert doc == {"error": doc["error"], "exit_code": 1} and doc["error"], out
+    assert err.split("\n")[:2] == [DEPRECATED, f"Error: {doc['error']}"], err
+
+
 BS = ["--bootstrap-server", "h:9092"]
 PLAN_FILE = ["--reassignment-json-file", "p"]
 BAD_FLAGS: list[tuple[list[str], str]] = [
@@ -90,3 +106,15 @@ def test_bad_flags_are_refused_before_anything_connects(
     assert "Traceback" not in out + err
     first = (out + err).lstrip("\n").split("\n", 1)[0]
     assert needle in first, out + err
+
+
+@pytest.mark.parametrize(("argv", "needle"), BAD_FLAGS, ids=[" ".join(a) for a, _n in BAD_FLAGS])
+def test_bad_flags_in_json_mode_are_one_object_on_stdout(
+    argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(["--output", "json", *argv], capsys)
+    doc = orjson.loads(out)
+    assert code != 0 and doc["exit_code"] == code and set(doc) == {"error", "exit_code"}, out
+    if "--output" not in argv:  # else the refusal is that --output was given twice
+        assert needle.removeprefix("Error: ") in doc["error"], doc
+    assert "Traceback" not in out + err and doc["error"] in err

@@ -32,18 +32,13 @@ import orjson
 import pytest
 
 from controller.cli import COMMANDS, RAW_COMMANDS
+from tests.netutil import closed_port
 from tests.zkharness import ZkServer
 
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 INPUT_DEADLINE_S = 2.0
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -103,9 +98,20 @@ def _node_props(e: Env, zookeeper: str) -> str:
     return str(path)
 
 
+def _lock(cmd: str, zookeeper: str, *extra: str, identity: str) -> list[str]:
+    return ["lockdown", cmd, "--zookeeper", zookeeper, "--controller-identity-file", identity, *extra]
+
+
 def _lockdown(cmd: str) -> Argv:
     return lambda e: ["lockdown", cmd, "--zookeeper", e.live, "--controller-identity-file", _identity_file(e),
                       "--backup", str(e.tmp / f"backup-{cmd}.json")]  # fmt: skip
+
+
+def _client_config(e: Env) -> str:
+    """Kafka client properties that give up on an unreachable cluster after a second."""
+    path = e.tmp / "client.properties"
+    path.write_text("default.api.timeout.ms=1000\n")
+    return str(path)
 
 
 def _backup(e: Env) -> str:
@@ -227,100 +233,31 @@ CONTRACT: dict[str, Row] = {
     ),
     "lockdown plan": Row(
         input=[
-            lambda e: ["lockdown", "plan", "--zookeeper", e.closed, "--controller-identity-file", e.missing],
+            lambda e: _lock("plan", e.closed, identity=e.missing),
             lambda e: ["lockdown", "plan", "--zookeeper", e.closed, "--controller-identity", "user:pw"],
         ],
-        unreachable=lambda e: [
-            "lockdown",
-            "plan",
-            "--zookeeper",
-            e.closed,
-            "--controller-identity-file",
-            _identity_file(e),
-            "--timeout",
-            "1",
-        ],
+        unreachable=lambda e: _lock("plan", e.closed, "--timeout", "1", identity=_identity_file(e)),
         done=_lockdown("plan"),
         not_here="found: a plan is what would change, not a problem",
     ),
     "lockdown apply": Row(
-        input=[
-            lambda e: [
-                "lockdown",
-                "apply",
-                "--zookeeper",
-                e.closed,
-                "--controller-identity-file",
-                _identity_file(e),
-                "--backup",
-                e.missing,
-            ]
-        ],
-        unreachable=lambda e: [
-            "lockdown",
-            "apply",
-            "--zookeeper",
-            e.closed,
-            "--controller-identity-file",
-            _identity_file(e),
-            "--backup",
-            str(e.tmp / "b.json"),
-            "--timeout",
-            "1",
-        ],
+        input=[lambda e: _lock("apply", e.closed, "--backup", e.missing, identity=_identity_file(e))],
+        unreachable=lambda e: _lock("apply", e.closed, "--timeout", "1", identity=_identity_file(e)),
         done=_lockdown("apply"),
         not_here="found: apply changes what verify would then find",
     ),
     "lockdown verify": Row(
         input=[lambda e: ["lockdown", "verify", "--zookeeper", e.closed]],
-        unreachable=lambda e: [
-            "lockdown",
-            "verify",
-            "--zookeeper",
-            e.closed,
-            "--controller-identity-file",
-            _identity_file(e),
-            "--timeout",
-            "1",
-        ],
+        unreachable=lambda e: _lock("verify", e.closed, "--timeout", "1", identity=_identity_file(e)),
         found=_lockdown("verify"),
-        done=lambda e: [*_lockdown("verify")(e)[:-2], "--backup", _backup(e)],
+        done=lambda e: _lock("verify", e.live, "--backup", _backup(e), identity=_identity_file(e)),
     ),
     "lockdown revert": Row(
-        input=[
-            lambda e: [
-                "lockdown",
-                "revert",
-                "--zookeeper",
-                e.closed,
-                "--controller-identity-file",
-                _identity_file(e),
-                "--backup",
-                e.missing,
-            ]
-        ],
-        unreachable=lambda e: [
-            "lockdown",
-            "revert",
-            "--zookeeper",
-            e.closed,
-            "--controller-identity-file",
-            _identity_file(e),
-            "--backup",
-            _backup(e),
-            "--timeout",
-            "1",
-        ],
-        done=lambda e: [
-            "lockdown",
-            "revert",
-            "--zookeeper",
-            e.live,
-            "--controller-identity-file",
-            _identity_file(e),
-            "--backup",
-            _backup(e),
-        ],
+        input=[lambda e: _lock("revert", e.closed, "--backup", e.missing, identity=_identity_file(e))],
+        unreachable=lambda e: _lock(
+            "revert", e.closed, "--backup", _backup(e), "--timeout", "1", identity=_identity_file(e)
+        ),
+        done=lambda e: _lock("revert", e.live, "--backup", _backup(e), identity=_identity_file(e)),
         not_here="found: revert puts back what the backup holds",
     ),
     "rehearse": Row(
@@ -359,7 +296,8 @@ REASSIGN: dict[str, tuple[Argv, int]] = {
     "usage": (lambda e: ["reassign", "--no-such-flag"], 1),
     "input": (lambda e: ["reassign", "--execute", "--bootstrap-server", e.closed, "--reassignment-json-file",
                          e.missing], 1),
-    "unreachable": (lambda e: ["reassign", "--list", "--bootstrap-server", e.closed, "--timeout", "1000"], 1),
+    "unreachable": (lambda e: ["reassign", "--list", "--bootstrap-server", e.closed, "--command-config",
+                               _client_config(e)], 1),
 }  # fmt: skip
 
 #: Commands that open a ZooKeeper session, interrupted while connecting.

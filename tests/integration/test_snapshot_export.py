@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import errno
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ from kazoo.security import make_acl, make_digest_acl
 from controller.cli import main as bridgekeeper
 from controller.zk.session import ZkReadTimeout
 from migrate.snapshot.rows import read_rows
+from tests.netutil import closed_port
 from tests.zkharness import ZkServer, new_client
 
 pytestmark = pytest.mark.integration
@@ -39,13 +39,6 @@ def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
         cwd=ROOT,
         env={**os.environ, **(env or {})},
     )
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-    return port
 
 
 @pytest.fixture

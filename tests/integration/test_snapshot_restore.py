@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ from kazoo.security import make_acl, make_digest_acl
 from controller.devstack.localzk import LocalZooKeeper
 from migrate.snapshot.files import Node
 from migrate.snapshot.rows import RowWriter, read_rows
+from tests.netutil import closed_port
 from tests.zkharness import ZkServer, new_client
 from zkmodel import paths
 from zkmodel.topics import PartitionState, TopicAssignment
@@ -108,13 +108,6 @@ def interruptible() -> None:
     """In the child: SIGINT back to its default, so Python turns it into KeyboardInterrupt even when the suite
     runs in the background of a non-interactive shell, which starts every child with SIGINT ignored."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-    return port
 
 
 @pytest.fixture(scope="module")

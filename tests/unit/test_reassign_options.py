@@ -23,6 +23,7 @@ from migrate.reassign.options import (
     OptionsError,
     _format_help,
     java_parse_integer,
+    json_requested,
     parse_options,
 )
 
@@ -49,11 +50,19 @@ EXTRAS = {
     "preserve-throttles": [],
     "max-moves-per-broker": ["2"],
     "output": ["json"],
+    "verbose": [],
 }
-#: Kafka's permittedArgs (tooling-facts section 2), plus ours: --output everywhere, --max-moves-per-broker
-#: with --execute.
+#: Kafka's permittedArgs (tooling-facts section 2), plus ours: --output and --verbose everywhere,
+#: --max-moves-per-broker with --execute.
 PERMITTED = {
-    "generate": {"broker-list", "command-config", "disable-rack-aware", "topics-to-move-json-file", "output"},
+    "generate": {
+        "broker-list",
+        "command-config",
+        "disable-rack-aware",
+        "topics-to-move-json-file",
+        "output",
+        "verbose",
+    },
     "execute": {
         "additional",
         "command-config",
@@ -63,10 +72,11 @@ PERMITTED = {
         "reassignment-json-file",
         "max-moves-per-broker",
         "output",
+        "verbose",
     },
-    "verify": {"command-config", "preserve-throttles", "reassignment-json-file", "output"},
-    "cancel": {"command-config", "preserve-throttles", "timeout", "reassignment-json-file", "output"},
-    "list": {"command-config", "output"},
+    "verify": {"command-config", "preserve-throttles", "reassignment-json-file", "output", "verbose"},
+    "cancel": {"command-config", "preserve-throttles", "timeout", "reassignment-json-file", "output", "verbose"},
+    "list": {"command-config", "output", "verbose"},
 }
 
 
@@ -80,6 +90,7 @@ def assert_usage_error(argv: list[str], message: str) -> None:
     """CommandLineUtils.printUsageAndExit: the message and the table on stderr, exit 1."""
     e = refusal(argv)
     assert (e.message, e.usage, e.stream, e.exit_code) == (message, True, "stderr", 1)
+    assert e.detail == message  # what --output json reports
 
 
 def assert_uncaught(argv: list[str], line: str) -> None:
@@ -91,12 +102,14 @@ def assert_uncaught(argv: list[str], line: str) -> None:
         "stderr",
         1,
     )
+    assert e.detail == line.split(": ", 1)[1]  # --output json reports the message without the JVM's framing
 
 
 def assert_main_error(argv: list[str], message: str) -> None:
     """Caught by main's catch (Throwable): "Error: " + message on stdout, exit 1, no table."""
     e = refusal(argv)
     assert (e.message, e.usage, e.stream, e.exit_code) == (f"Error: {message}", False, "stdout", 1)
+    assert e.detail == message
 
 
 # ---- help, version ----------------------------------------------------------------------------------------
@@ -503,6 +516,31 @@ def test_our_options_once(name: str) -> None:
     assert_usage_error(argv, f'Option "[{name}]" can be given only once')
 
 
+def test_verbose_with_every_action_and_either_connection() -> None:
+    for action in REQUIRED:
+        assert parse_options([f"--{action}", *BS, *REQUIRED[action], "--verbose"]).verbose is True
+        assert parse_options([f"--{action}", *BS, *REQUIRED[action]]).verbose is False
+    assert parse_options(["-verify", *ZK, "--reassignment-json-file", "p", "-verbose", "--verbose"]).verbose is True
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--output", "json", "--no-such-flag"], True),
+        (["--nope", "--output=json"], True),
+        (["-output", "json"], True),
+        (["-output=json", "--list"], True),
+        (["--output", "text", "--nope"], False),
+        (["--output", "JSON"], False),
+        (["--output"], False),
+        (["--list", "--", "--output", "json"], False),  # after "--" it is no option
+        (["json", "--output"], False),
+    ],
+)
+def test_json_requested_reads_the_raw_words(argv: list[str], expected: bool) -> None:
+    assert json_requested(argv) is expected
+
+
 def test_our_value_checks_come_after_kafkas_usage_checks() -> None:
     assert_usage_error(
         ["--list", *BS, "--output", "xml", "--throttle", "1"], 'Option "[throttle]" can\'t be used with action "[list]"'
@@ -637,6 +675,9 @@ Option                                  Description
                                         \t[{"topic": "foo"},{"topic": "foo1"}],
                                         "version":1
                                         }
+--verbose                               (bridgekeeper) Show the client
+                                          libraries' logs (kafka-python,
+                                          kazoo) on stderr.
 --verify                                Verify if the reassignment completed
                                           as specified by the --reassignment-
                                           json-file option. If there is a
@@ -652,7 +693,7 @@ Option                                  Description
                                           --bootstrap-server. Only with --
                                           generate, --execute or --verify.
 """
-OURS = ("--max-moves-per-broker", "--output", "--zookeeper")
+OURS = ("--max-moves-per-broker", "--output", "--verbose", "--zookeeper")
 
 
 def test_usage_is_jopts_table_line_for_line() -> None:

@@ -6,7 +6,6 @@ rows they cannot use before any ZooKeeper or node starts."""
 from __future__ import annotations
 
 import base64
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ import pytest
 from controller.cli import main as bridgekeeper
 from migrate.snapshot.files import Node
 from migrate.snapshot.rows import RowsError, RowWriter, output_format, read_rows
+from tests.netutil import closed_port
 
 ROOT = Path(__file__).resolve().parents[2]
 EXTENSION = "use .parquet or .jsonl, or give --format"
@@ -29,13 +29,6 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "controller.cli", *args], capture_output=True, text=True, timeout=60, cwd=ROOT
     )
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-    return port
 
 
 def synth(out: Path, *args: str) -> Path:
