@@ -92,7 +92,7 @@ def test_zookeeper_tls_failures_stop_the_node_with_the_reason(tls_stack: Stack, 
             "zookeeper.ssl.truststore.location": str(other.ca), "zookeeper.ssl.truststore.type": "PEM",
             "bridgekeeper.metrics.port": "-1"}  # fmt: skip
     done = run_node(tmp_path, base)
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 3, done.stderr
     assert "the TLS handshake failed" in done.stderr and "certificate verify failed" in done.stderr, done.stderr
 
     # a server certificate that does not name the host: refused with hostname verification, fine without
@@ -103,7 +103,7 @@ def test_zookeeper_tls_failures_stop_the_node_with_the_reason(tls_stack: Stack, 
         settings = {**base, "zookeeper.connect": zk.secure_connect_string + "/kafka",
                     "zookeeper.ssl.truststore.location": str(zk_files.ca)}  # fmt: skip
         done = run_node(tmp_path, settings)
-        assert done.returncode == 1 and "mismatch" in done.stderr, done.stderr
+        assert done.returncode == 3 and "mismatch" in done.stderr, done.stderr
         settings["zookeeper.ssl.endpoint.identification.algorithm"] = ""
         path = tmp_path / "server.properties"
         path.write_text(dump_properties(settings, comment="hostname verification off"))
