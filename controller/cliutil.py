@@ -13,20 +13,27 @@ import time
 from typing import Any
 
 
-def wait_for_stop_signal() -> int:
-    """Block until SIGINT or SIGTERM; returns the signal number."""
-    got: list[int] = []
+class StopSignals:
+    """SIGINT/SIGTERM handlers installed at construction, so a signal that arrives while a server is still
+    starting (systemd's stop right after the start) is kept and answered by a graceful stop, not by the default
+    action that kills the process mid-start."""
 
-    def handler(signum: int, _frame: Any) -> None:
-        # Only a list append: a handler that takes a lock (Event.set) deadlocks when a second signal
-        # arrives while the first handler holds it, and the node would then ignore SIGTERM for good.
-        got.append(signum)
+    def __init__(self) -> None:
+        self.got: list[int] = []
 
-    signal.signal(signal.SIGINT, handler)
-    signal.signal(signal.SIGTERM, handler)
-    while not got:
-        time.sleep(0.2)
-    return got[0]
+        def handler(signum: int, _frame: Any) -> None:
+            # Only a list append: a handler that takes a lock (Event.set) deadlocks when a second signal
+            # arrives while the first handler holds it, and the node would then ignore SIGTERM for good.
+            self.got.append(signum)
+
+        signal.signal(signal.SIGINT, handler)
+        signal.signal(signal.SIGTERM, handler)
+
+    def wait(self) -> int:
+        """Block until a signal has arrived (at once if one came before); returns its number."""
+        while not self.got:
+            time.sleep(0.2)
+        return self.got[0]
 
 
 def positive_int(text: str) -> int:

@@ -416,6 +416,14 @@ SUPER_USERS = "super.users"
 MIGRATION_ENABLE = "zookeeper.metadata.migration.enable"
 METRICS_PORT = "bridgekeeper.metrics.port"
 METRICS_HOST = "bridgekeeper.metrics.host"
+#: Where the node writes server.log, controller.log and state-change.log (Kafka's kafka.logs.dir); none: stderr.
+LOG_DIR = "bridgekeeper.log.dir"
+LOG_MAX_BYTES = "bridgekeeper.log.max.bytes"
+LOG_BACKUP_COUNT = "bridgekeeper.log.backup.count"
+#: Size-based rotation, where Kafka's log4j.properties rolls hourly and never deletes: at most
+#: (1 + backups) x 100 MiB per file, so a busy controller cannot fill the disk.
+DEFAULT_LOG_MAX_BYTES = 100 * 1024 * 1024
+DEFAULT_LOG_BACKUP_COUNT = 10
 FORWARDING_MIN_IBP = "bridgekeeper.forwarding.min.ibp"
 FORWARDING_MAX_IN_FLIGHT = "bridgekeeper.forwarding.max.in.flight"
 ZK_RETRY_DEADLINE_MS = "bridgekeeper.zk.retry.deadline.ms"
@@ -429,6 +437,9 @@ ALLOW_EVERYONE_IF_NO_ACL_FOUND = "allow.everyone.if.no.acl.found"
 ZK_DIGEST = "bridgekeeper.zookeeper.digest"
 ZK_CONTROLLER_DIGEST = "bridgekeeper.zookeeper.controller.digest"
 ZK_SET_ACL = "zookeeper.set.acl"
+#: Lets a node start in a chroot where brokers that are not bridgekeeper nodes (Apache Kafka brokers) are
+#: registered; default false, and named so that nobody sets it by accident (controller.store.chroot_guard).
+UNSAFE_JOIN_KAFKA_CHROOT = "bridgekeeper.unsafe.join.chroot.with.kafka.brokers"
 #: Forwarded requests in flight per broker by default, and the most one may configure (each is a connection to
 #: the controller, and a request the controller serves at once). Kafka keeps one; with 50 concurrent clients
 #: that gave 0.55-0.75x the direct path's throughput, 16 gave 0.88-1.00x (bench/README.md, forwarding_concurrency).
@@ -465,6 +476,9 @@ KNOWN_KEYS: frozenset[str] = frozenset(
         MIGRATION_ENABLE,
         METRICS_PORT,
         METRICS_HOST,
+        LOG_DIR,
+        LOG_MAX_BYTES,
+        LOG_BACKUP_COUNT,
         FORWARDING_MIN_IBP,
         FORWARDING_MAX_IN_FLIGHT,
         ZK_RETRY_DEADLINE_MS,
@@ -478,6 +492,7 @@ KNOWN_KEYS: frozenset[str] = frozenset(
         ZK_DIGEST,
         ZK_CONTROLLER_DIGEST,
         ZK_SET_ACL,
+        UNSAFE_JOIN_KAFKA_CHROOT,
     }
 )
 """Every key :func:`load_config` reads; anything else only produces a warning."""
@@ -766,6 +781,14 @@ class NodeConfig:
     zookeeper_set_acl: bool = False
     #: Kafka delays closing a connection whose authentication failed, to slow down password guessing.
     failed_authentication_delay_ms: int = 100
+    #: ``bridgekeeper.unsafe.join.chroot.with.kafka.brokers``: start even where foreign brokers are registered.
+    unsafe_join_kafka_chroot: bool = False
+    #: ``bridgekeeper.log.dir``: the directory of the node's log files, None for stderr only.
+    log_dir: str | None = None
+    #: A log file rolls over when it would grow past this many bytes (0: never).
+    log_max_bytes: int = DEFAULT_LOG_MAX_BYTES
+    #: How many rolled-over files of each log are kept (``server.log.1`` ...); 0 truncates instead.
+    log_backup_count: int = DEFAULT_LOG_BACKUP_COUNT
 
     @property
     def zookeeper_hosts(self) -> str:
@@ -1172,6 +1195,10 @@ def config_from_properties(raw: Mapping[str, str], *, warnings: tuple[str, ...] 
         zookeeper_controller_digest=zk_controller_digest,
         zookeeper_set_acl=zk_set_acl,
         failed_authentication_delay_ms=values.integer(FAILED_AUTHENTICATION_DELAY_MS, 100, at_least=0),
+        unsafe_join_kafka_chroot=values.boolean(UNSAFE_JOIN_KAFKA_CHROOT, False),
+        log_dir=values.string(LOG_DIR, None) or None,
+        log_max_bytes=values.integer(LOG_MAX_BYTES, DEFAULT_LOG_MAX_BYTES, long=True, at_least=0),
+        log_backup_count=values.integer(LOG_BACKUP_COUNT, DEFAULT_LOG_BACKUP_COUNT, at_least=0),
     )
 
 

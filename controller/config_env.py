@@ -5,7 +5,9 @@
 ``KAFKA_BRIDGEKEEPER_METRICS_PORT`` sets ``bridgekeeper.metrics.port``. (Confluent's images swap the ``-``
 and ``_`` encodings; a key with either is rare in a broker's configuration.)
 
-The image's own variables (JVM and log4j options) are not properties there, and are skipped here too.
+The image's own variables (JVM and log4j options) are not properties there, and are not read as properties here
+either. Two of them mean here what they mean there: ``KAFKA_LOG4J_ROOT_LOGLEVEL`` and ``KAFKA_LOG4J_LOGGERS`` set
+the node's log levels (:func:`controller.logs.levels_from_env`, read by ``node --config-from-env``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Mapping
 from controller.config import ConfigError
 
 PREFIX = "KAFKA_"
-#: Variables Kafka's image reads for itself, never as server properties.
+#: Variables Kafka's image reads for itself, never as server properties (the log4j levels: see controller.logs).
 NOT_PROPERTIES = frozenset({
     "KAFKA_VERSION", "KAFKA_HOME", "KAFKA_HEAP_OPTS", "KAFKA_OPTS", "KAFKA_JMX_OPTS", "KAFKA_JMX_HOSTNAME",
     "KAFKA_JMX_PORT", "KAFKA_JVM_PERFORMANCE_OPTS", "KAFKA_GC_LOG_OPTS", "KAFKA_LOG4J_OPTS",

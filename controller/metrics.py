@@ -17,6 +17,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, star
 from controller.active.events import CONTROLLER_STATES
 from controller.wire.apikeys import api_name, forwardable
 from controller.wire.dispatch import ROUTES
+from controller.wire.health import DISCONNECTED_SECONDS, SESSION_TIMEOUT_SECONDS
 from zkmodel import errorcodes as E
 
 if TYPE_CHECKING:
@@ -151,6 +152,20 @@ class NodeMetrics:
             "every reconnect), disconnects (suspended) and expirations (lost)",
             ["broker_id", "session", "event"], registry=r,
         )  # fmt: skip
+        # Read at scrape time from the session itself: what `bridgekeeper health` compares (controller.wire.health).
+        self.session_disconnected = Gauge(
+            DISCONNECTED_SECONDS,
+            "Seconds the ZooKeeper session has been without a connection (0 when connected): past the session "
+            "timeout the server has expired it",
+            ["broker_id", "session"],
+            registry=r,
+        )
+        self.session_timeout = Gauge(
+            SESSION_TIMEOUT_SECONDS,
+            "The ZooKeeper session timeout asked for (zookeeper.session.timeout.ms)",
+            ["broker_id", "session"],
+            registry=r,
+        )
         # -- KIP-590 forwarding ------------------------------------------------------------------------------
         self.forwarding_enabled = gauge(
             "bridgekeeper_forwarding_enabled", "1 if this broker's IBP is at or above the forwarding gate"
@@ -199,6 +214,21 @@ class NodeMetrics:
         self.queue_seconds.labels(b)
         self.remote_seconds.labels(b)
         # -- replication (reassignment catch-up) --------------------------------------------------------------
+        # No series until the broker's replica manager first scans the metadata (within its first tick): a
+        # controller-only node has none, as Kafka's controller has no ReplicaManager, so counting these series
+        # counts brokers (Strimzi's "Brokers Online").
+        self.leader_partitions = Gauge(
+            "bridgekeeper_leader_partitions",
+            "Partitions this node leads (ReplicaManager LeaderCount)",
+            ["broker_id"],
+            registry=r,
+        )
+        self.replica_partitions = Gauge(
+            "bridgekeeper_replica_partitions",
+            "Partitions with a replica on this node (ReplicaManager PartitionCount)",
+            ["broker_id"],
+            registry=r,
+        )
         self.catching_up = gauge(
             "bridgekeeper_replicas_catching_up", "Followers of partitions this broker leads still catching up"
         )
@@ -305,6 +335,12 @@ class NodeMetrics:
 
         return on_state
 
+    def session_clock(self, session: str, disconnected_for: Callable[[], float], timeout_s: float) -> None:
+        """Serve how long one of the node's sessions has been disconnected (``ZkSession.disconnected_for``, read
+        at each scrape) beside its timeout."""
+        self.session_disconnected.labels(self.broker_id, session).set_function(disconnected_for)
+        self.session_timeout.labels(self.broker_id, session).set(timeout_s)
+
     # -- replication (controller.broker.replicas.ReplicaManager.on_status) ---------------------------------------
     def catch_up(self, status: CatchUpStatus) -> None:
         b = self.broker_id
@@ -313,6 +349,11 @@ class NodeMetrics:
         self.throttled_replicas.labels(b, "follower").set(status.follower_throttled)
         self.throttle_rate.labels(b, "leader").set(status.leader_rate)
         self.throttle_rate.labels(b, "follower").set(status.follower_rate)
+
+    def partition_counts(self, leaders: int, replicas: int) -> None:
+        """ReplicaManager.on_counts: the partitions this node leads and those it holds a replica of."""
+        self.leader_partitions.labels(self.broker_id).set(leaders)
+        self.replica_partitions.labels(self.broker_id).set(replicas)
 
     # -- forwarding (controller.broker.forwarding.ForwardingMetrics) --------------------------------------------------
     def forwarded_request(self) -> None:

@@ -7,7 +7,6 @@ persistent paths, read or create the cluster id, register the broker, then join 
 from __future__ import annotations
 
 import logging
-import sys
 import tempfile
 import threading
 import time
@@ -19,13 +18,14 @@ from controller.broker.controlled_shutdown import ControlledShutdown
 from controller.broker.forwarding import ForwardingManager
 from controller.broker.metadata_cache import MetadataCache
 from controller.broker.replicas import CatchUp, ReplicaManager, Throttles
-from controller.config import ZK_CONTROLLER_DIGEST, ZK_DIGEST, NodeConfig
+from controller.config import UNSAFE_JOIN_KAFKA_CHROOT, ZK_CONTROLLER_DIGEST, ZK_DIGEST, NodeConfig
 from controller.logtags import UNEXPECTED
 from controller.metrics import NodeMetrics
 from controller.security.acl_cache import AclCache
 from controller.security.authorizer import AclAuthorizer
 from controller.security.scram import ScramCredential
 from controller.security.settings import ZkDigest
+from controller.store.chroot_guard import guard_chroot
 from controller.store.entity_configs import read_entities_leniently
 from controller.store.legacy_isr import LegacyIsrWriter
 from controller.store.registration import (
@@ -54,11 +54,22 @@ from controller.zk.errors import KazooException
 from controller.zk.fenced_session import FencedSession
 from controller.zk.session import SessionLost, ZkSession, ZkTls, ZkUnavailable, ensure_chroot
 from controller.zk.types import KazooState
-from zkmodel import ibp
+from zkmodel import ibp, paths
 from zkmodel.brokers import BrokerRegistration, EndPoint
 from zkmodel.configs import BROKERS, DEFAULT_ENTITY, TOPICS
 from zkmodel.errors import ZnodeFormatError
-from zkmodel.zk_acls import Identities, desired_acl, digest_identity, in_scope, kafka_default_acl
+from zkmodel.zk_acls import (
+    ALL,
+    CREATE,
+    DELETE,
+    READ,
+    WORLD,
+    Identities,
+    desired_acl,
+    digest_identity,
+    in_scope,
+    kafka_default_acl,
+)
 
 log = logging.getLogger(__name__)
 #: What a re-registration after a session expiry retries: ZooKeeper away, a race lost with our old session's
@@ -101,6 +112,7 @@ class Node:
             s.on_write = self.metrics.zk_write
             s.on_fenced = self.metrics.fenced_write
             s.add_state_listener(self.metrics.session_listener(role))
+            self.metrics.session_clock(role, s.disconnected_for, config.zookeeper_session_timeout_ms / 1000)
             return s
 
         self.session = session(f"node-{config.broker_id}", config.zookeeper_digest, "broker")
@@ -155,6 +167,16 @@ class Node:
         self._ensure_chroot()
         self.session.start(timeout=timeout)
         refuse_unfinished_copy(self.session)
+        # Before this node writes anything or joins the election: a chroot where Apache Kafka brokers are
+        # registered is not ours to join, nor is a broker id another live session holds.
+        foreign = guard_chroot(self.session, self.config.broker_id, allow_foreign=self.config.unsafe_join_kafka_chroot)
+        if foreign:
+            log.warning(
+                "%s=true: joining a chroot where brokers that are not bridgekeeper nodes are registered (ids %s); "
+                "this node contends with them for /controller, and if elected they wait for requests it never sends",
+                UNSAFE_JOIN_KAFKA_CHROOT,
+                ", ".join(map(str, foreign)),
+            )
         if self.controller_session is not self.session:
             self.controller_session.start(timeout=timeout)
         # Probe multiRead support now: an old server answers UNIMPLEMENTED by dropping the connection, which
@@ -185,6 +207,7 @@ class Node:
                 if ibp.uses_topic_ids(self.config.inter_broker_protocol_version)
                 else LegacyIsrWriter(self.session, self.config.broker_id).expand,
                 on_status=self.metrics.catch_up,
+                on_counts=self.metrics.partition_counts,
             )
             self.replicas.start()
         if self.config.metrics_enabled:
@@ -377,10 +400,12 @@ class Node:
         """Kafka's controlled shutdown: ask the controller to move leadership off this broker (and out of
         ISRs) before it deregisters, retrying as ``controlled.shutdown.max.retries`` says. Returns the
         partitions it still leads (single-replica ones cannot move)."""
-        if not (self.config.is_broker and self.config.controlled_shutdown_enable) or self.cache is None:
+        if not (self.config.is_broker and self.config.controlled_shutdown_enable):
             return []
         if not self.startup_complete:
             log.info("broker %d did not complete its start: no controlled shutdown", self.config.broker_id)
+            return []
+        if self.cache is None:
             return []
         return ControlledShutdown(
             broker_id=self.config.broker_id,
@@ -431,15 +456,6 @@ class Node:
         )
 
 
-def configure_logging(level: str = "INFO") -> None:
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=level,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    logging.getLogger("kazoo").setLevel(logging.WARNING)
-
-
 def _acl_policy(config: NodeConfig) -> AclPolicy:
     """What ACL the znodes this node creates get. ``zookeeper.set.acl`` with one identity: Kafka's own
     (CREATOR_ALL + world READ). With a separate controller identity CREATOR_ALL cannot work (brokers and the
@@ -452,4 +468,13 @@ def _acl_policy(config: NodeConfig) -> AclPolicy:
         digest_identity(f"digest:{controller.auth[1]}", ZK_CONTROLLER_DIGEST),
         digest_identity(f"digest:{broker.auth[1]}", ZK_DIGEST),
     )
-    return lambda path: desired_acl(path, who) if in_scope(path) else kafka_default_acl(path, True)
+    # The markers' parent takes each broker's marker, as /brokers/ids takes its registration (lockdown leaves
+    # /bridgekeeper alone: it is not Kafka's).
+    markers = [(ALL, *who.controller), (CREATE | DELETE | READ, *who.brokers), (READ, *WORLD)]
+    return lambda path: (
+        markers
+        if path == paths.NODE_MARKERS
+        else desired_acl(path, who)
+        if in_scope(path)
+        else kafka_default_acl(path, True)
+    )

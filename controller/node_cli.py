@@ -6,30 +6,39 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
-from controller.cliutil import seconds, wait_for_stop_signal
+from controller.cliutil import StopSignals, seconds
 from controller.exits import ExitCode, UsageError
 
 
 def cmd_node(args: argparse.Namespace) -> int:
     from controller.config import ConfigError, load_config, parse_overrides
     from controller.config_env import properties_from_env
-    from controller.node import Node, configure_logging
+    from controller.logs import LogFiles, LogLevels, LogSettingsError, configure_logging, levels_from_env
+    from controller.node import Node
+    from controller.store.chroot_guard import ForeignBrokers
     from controller.store.registration import BrokerIdInUse
     from controller.zk.session import ZkUnavailable
 
     if args.properties is not None and args.config is not None and args.properties != args.config:
         raise UsageError(f"two configuration files: {args.properties} and --config {args.config}; give one")
-    configure_logging(args.log_level)
     try:
         # Precedence, lowest first: the properties file, KAFKA_* variables (--config-from-env), --set.
         settings = properties_from_env(os.environ) if args.config_from_env else {}
         settings.update(parse_overrides(args.override))
         config = load_config(args.properties or args.config, settings)
-    except ConfigError as exc:
+        # Log levels from the variables Kafka's image reads for log4j; --log-level wins over the root one.
+        levels = levels_from_env(os.environ) if args.config_from_env else LogLevels()
+    except (ConfigError, LogSettingsError) as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"cannot read config file: {exc}") from None
+    files = LogFiles(Path(config.log_dir), config.log_max_bytes, config.log_backup_count) if config.log_dir else None
+    try:
+        configure_logging(args.log_level, files=files, levels=levels)
+    except OSError as exc:
+        raise UsageError(f"cannot write log files in {config.log_dir} (bridgekeeper.log.dir): {exc}") from None
     for warning in config.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     # A node is a handful of threads (wire loop, ZooKeeper I/O, request workers) passing work along; a
@@ -42,13 +51,15 @@ def cmd_node(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         node.stop()
         return ExitCode.UNREACHABLE
-    except (BrokerIdInUse, ValueError) as exc:
+    except (BrokerIdInUse, ForeignBrokers, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         node.stop()
         return ExitCode.PROBLEM
+    # Handlers before the ready line: whoever waits for it may signal at once and must get a graceful stop.
+    stop = StopSignals()
     print(node.ready_line(), flush=True)
     try:
-        wait_for_stop_signal()
+        stop.wait()
     finally:
         node.stop()
     return ExitCode.OK
@@ -69,38 +80,107 @@ def configure_node(node: argparse.ArgumentParser) -> None:
         "(KAFKA_INTER_BROKER_PROTOCOL_VERSION -> inter.broker.protocol.version; __ for _, ___ for -); "
         "they override the file, --set overrides them",
     )
-    node.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    node.add_argument(
+        "--log-level",
+        default=None,
+        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+        help="the root log level (default INFO, or KAFKA_LOG4J_ROOT_LOGLEVEL with --config-from-env)",
+    )
     node.set_defaults(func=cmd_node)
 
 
 def cmd_health(args: argparse.Namespace) -> int:
     """Exit 0 healthy, 1 unhealthy or unreachable (what a container health check reads: Docker reserves 2),
-    2 for a malformed address or client file, decided before connecting."""
-    from controller.wire.health import HealthConfigError, client_tls, parse_address, probe
+    2 for a malformed address, URL, client file or node configuration, decided before connecting.
 
+    With ``--config-from-env`` (or ``--config``) the check reads the node's own settings, as ``node`` does: the
+    listener to probe and its TLS material, and the metrics endpoint where the node says how long its ZooKeeper
+    session has been disconnected. Flags given explicitly win over what the configuration says."""
+    from controller.config import ConfigError, load_config
+    from controller.config_env import properties_from_env
+    from controller.wire.health import (
+        HealthConfigError,
+        Target,
+        check_metrics_url,
+        client_tls,
+        parse_address,
+        probe,
+        target_from_config,
+        zookeeper_session,
+    )
+
+    target: Target | None = None
+    if args.config_from_env or args.config is not None:
+        try:
+            settings = properties_from_env(os.environ) if args.config_from_env else {}
+            target = target_from_config(load_config(args.config, settings), args.listener)
+        except (ConfigError, HealthConfigError) as exc:
+            raise UsageError(str(exc)) from None
+    elif args.listener is not None:
+        raise UsageError("--listener names a listener of the node's configuration: give --config-from-env or --config")
+    address = args.bootstrap_server or (target.address if target is not None else DEFAULT_BOOTSTRAP)
+    metrics_url = args.metrics_url or (target.metrics_url if target is not None else None)
     try:
-        parse_address(args.bootstrap_server)
+        parse_address(address)
+        if metrics_url is not None:
+            check_metrics_url(metrics_url)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     try:
-        tls = client_tls(args.command_config) if args.command_config else None
+        tls = client_tls(args.command_config) if args.command_config else (target.tls if target else None)
     except HealthConfigError as exc:
         raise UsageError(str(exc)) from None
-    problem = probe(args.bootstrap_server, args.timeout, tls=tls)
+    problem = probe(address, args.timeout, tls=tls)
     if problem is not None:
         print(f"unhealthy: {problem}", file=sys.stderr)
         return ExitCode.PROBLEM
-    print(f"healthy: {args.bootstrap_server} answers ApiVersions")
+    healthy = f"healthy: {address} answers ApiVersions"
+    if metrics_url is not None:
+        problem, summary = zookeeper_session(metrics_url, args.timeout)
+        if problem is not None:
+            print(f"unhealthy: {problem}", file=sys.stderr)
+            return ExitCode.PROBLEM
+        healthy += f"; {summary}"
+    elif target is not None and target.unchecked is not None:
+        healthy += f"; ZooKeeper session not checked: {target.unchecked}"
+    print(healthy)
     return ExitCode.OK
 
 
+#: What ``health`` probes when neither --bootstrap-server nor a configuration says otherwise.
+DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
+
+
 def configure_health(health: argparse.ArgumentParser) -> None:
-    health.add_argument("--bootstrap-server", default="127.0.0.1:9092", metavar="HOST:PORT")
+    health.add_argument(
+        "--bootstrap-server",
+        default=None,
+        metavar="HOST:PORT",
+        help=f"the listener to probe (default: the configuration's first listener, else {DEFAULT_BOOTSTRAP})",
+    )
     health.add_argument("--timeout", type=seconds, default=5.0, metavar="SECONDS")
     health.add_argument(
         "--command-config",
         metavar="FILE",
         help="Kafka client properties for an SSL or SASL_SSL listener: security.protocol, ssl.truststore.*, "
         "ssl.keystore.* (when the listener wants a client certificate), ssl.endpoint.identification.algorithm",
+    )
+    health.add_argument(
+        "--metrics-url",
+        metavar="URL",
+        help="the node's metrics endpoint (http://HOST:PORT/metrics): unhealthy when its ZooKeeper session has been "
+        "disconnected longer than the session timeout (default: from the configuration, when it fixes the port)",
+    )
+    health.add_argument(
+        "--config-from-env",
+        action="store_true",
+        help="read the node's KAFKA_* environment variables as `node --config-from-env` does: the listener, its "
+        "security protocol and TLS material, and the metrics host and port",
+    )
+    health.add_argument(
+        "--config", default=None, metavar="FILE", help="the node's properties file (under the variables, as for node)"
+    )
+    health.add_argument(
+        "--listener", default=None, metavar="NAME", help="the configured listener to probe (default: the first)"
     )
     health.set_defaults(func=cmd_health)

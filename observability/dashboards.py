@@ -3,7 +3,8 @@
 Each panel is declared as data (:class:`Panel`): title, what a bad value means (the panel description), unit
 and queries. :func:`build` turns the declarations into Grafana dashboard JSON. Conventions, after Strimzi's and
 Confluent's Kafka dashboards: the datasource is a dashboard variable (so the JSON works imported or
-provisioned), a ``broker`` variable filters by node, every panel has a unit and a description.
+provisioned), a ``cluster`` variable picks one cluster (every query filters on it) and a ``broker`` variable
+filters by node, every panel has a unit and a description.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from grafana_foundation_sdk.models.dashboard import (
     VariableRefresh,
 )
 
-from observability.promql import JOB, quantile, rate, sel
+from observability.promql import CLUSTER_LABEL, JOB, quantile, rate, sel, whole
 
 DATASOURCE = DataSourceRef(type_val="prometheus", uid="${datasource}")
 TAGS = ["bridgekeeper", "kafka", "zookeeper"]
@@ -94,7 +95,7 @@ CLUSTER = Board(
                     "1: 0 means no controller (no leader elections, admin writes time out), more than 1 means a "
                     "node has not noticed it lost the election (its writes are fenced, but investigate).",
                     "none",
-                    q("sum(bridgekeeper_controller_active)"),
+                    q(f"sum({whole('bridgekeeper_controller_active')})"),
                     width=4,
                     thresholds=((1, GOOD), (2, BAD)),
                     base=BAD,
@@ -105,7 +106,7 @@ CLUSTER = Board(
                     "The active controller's epoch (/controller_epoch). It rises by "
                     "one with every election; a value that keeps rising means the controller is flapping.",
                     "none",
-                    q("max(bridgekeeper_controller_epoch)"),
+                    q(f"max({whole('bridgekeeper_controller_epoch')})"),
                     width=4,
                 ),
                 Panel(
@@ -114,7 +115,7 @@ CLUSTER = Board(
                     "Registered brokers the active controller sees (/brokers/ids). Fewer "
                     "than the cluster's size means a broker is down or lost its ZooKeeper session.",
                     "none",
-                    q("max(bridgekeeper_live_brokers)"),
+                    q(f"max({whole('bridgekeeper_live_brokers')})"),
                     width=4,
                 ),
                 Panel(
@@ -122,7 +123,7 @@ CLUSTER = Board(
                     "Nodes scraped",
                     "bridgekeeper nodes Prometheus can scrape. A node below the count you run is down or unreachable.",
                     "none",
-                    q(f"sum(up{{{JOB}}})"),
+                    q(f"sum({whole('up', JOB)})"),
                     width=4,
                 ),
                 Panel(
@@ -131,7 +132,7 @@ CLUSTER = Board(
                     "Partitions without a live leader: producers and consumers of "
                     "them are blocked. Anything above 0 is an outage (OfflinePartitionsCount).",
                     "none",
-                    q("max(bridgekeeper_offline_partitions)"),
+                    q(f"max({whole('bridgekeeper_offline_partitions')})"),
                     width=4,
                     thresholds=((1, BAD),),
                 ),
@@ -142,7 +143,7 @@ CLUSTER = Board(
                     "set. Expected briefly while a broker restarts in a roll; if it stays above 0, a replica is "
                     "not catching up.",
                     "none",
-                    q("max(bridgekeeper_under_replicated_partitions)"),
+                    q(f"max({whole('bridgekeeper_under_replicated_partitions')})"),
                     width=4,
                     thresholds=((1, WARN),),
                 ),
@@ -168,7 +169,7 @@ CLUSTER = Board(
                     "restart of the active controller explains one; more than that means the controller is "
                     "flapping (ZooKeeper session trouble, a crash loop).",
                     "none",
-                    q("sum(increase(bridgekeeper_controller_elections_won_total[15m]))", "elections"),
+                    q(f"sum(increase({whole('bridgekeeper_controller_elections_won_total')}[15m]))", "elections"),
                     min=0,
                 ),
                 Panel(
@@ -192,9 +193,9 @@ CLUSTER = Board(
                     "each restart; reassigning falls to 0 when moves finish.",
                     "none",
                     (
-                        Query("max(bridgekeeper_offline_partitions)", "offline"),
-                        Query("max(bridgekeeper_under_replicated_partitions)", "under-replicated"),
-                        Query("max(bridgekeeper_reassigning_partitions)", "reassigning"),
+                        Query(f"max({whole('bridgekeeper_offline_partitions')})", "offline"),
+                        Query(f"max({whole('bridgekeeper_under_replicated_partitions')})", "under-replicated"),
+                        Query(f"max({whole('bridgekeeper_reassigning_partitions')})", "reassigning"),
                     ),
                     min=0,
                 ),
@@ -204,7 +205,10 @@ CLUSTER = Board(
                     "Topics and partitions the active controller knows "
                     "(GlobalTopicCount, GlobalPartitionCount). A sudden drop means topics were deleted.",
                     "none",
-                    (Query("max(bridgekeeper_topics)", "topics"), Query("max(bridgekeeper_partitions)", "partitions")),
+                    (
+                        Query(f"max({whole('bridgekeeper_topics')})", "topics"),
+                        Query(f"max({whole('bridgekeeper_partitions')})", "partitions"),
+                    ),
                     min=0,
                 ),
                 Panel(
@@ -275,6 +279,7 @@ CLUSTER = Board(
 
 # -- (b) forwarding ----------------------------------------------------------------------------------------------------
 ADMIN = "bridgekeeper_admin_requests_total"
+THROUGH_CONTROLLER = 'route=~"forwarded|controller"'
 FORWARDING = Board(
     "bridgekeeper-forwarding",
     "bridgekeeper / Forwarding (KIP-590)",
@@ -291,7 +296,7 @@ FORWARDING = Board(
                     "a broker itself. It reaches 100% once every broker's IBP is past the forwarding gate; below "
                     "that after the IBP bump, some broker still writes ZooKeeper directly.",
                     "percentunit",
-                    q(f'sum(increase({ADMIN}{{route=~"forwarded|controller"}}[1h])) / sum(increase({ADMIN}[1h]))'),
+                    q(f"sum(increase({whole(ADMIN, THROUGH_CONTROLLER)}[1h])) / sum(increase({whole(ADMIN)}[1h]))"),
                     thresholds=((0.5, WARN), (1, GOOD)),
                     base=BAD,
                     min=0,
@@ -304,8 +309,8 @@ FORWARDING = Board(
                     "forwarding gate, out of all nodes scraped. Rises during the second (IBP) roll.",
                     "none",
                     (
-                        Query("sum(bridgekeeper_forwarding_enabled)", "forwarding"),
-                        Query("count(bridgekeeper_forwarding_enabled)", "nodes"),
+                        Query(f"sum({whole('bridgekeeper_forwarding_enabled')})", "forwarding"),
+                        Query(f"count({whole('bridgekeeper_forwarding_enabled')})", "nodes"),
                     ),
                 ),
                 Panel(
@@ -436,7 +441,7 @@ REASSIGNMENTS = Board(
                     "Partitions with a reassignment in flight. It should fall "
                     "to 0; one that stays means a target replica is not catching up.",
                     "none",
-                    q("max(bridgekeeper_reassigning_partitions)"),
+                    q(f"max({whole('bridgekeeper_reassigning_partitions')})"),
                     width=6,
                 ),
                 Panel(
@@ -444,7 +449,7 @@ REASSIGNMENTS = Board(
                     "Replicas being added",
                     "Replicas being added by in-flight reassignments (AR): data still being copied.",
                     "none",
-                    q("max(bridgekeeper_reassignment_adding_replicas)"),
+                    q(f"max({whole('bridgekeeper_reassignment_adding_replicas')})"),
                     width=6,
                 ),
                 Panel(
@@ -452,7 +457,7 @@ REASSIGNMENTS = Board(
                     "Replicas being removed",
                     "Replicas in-flight reassignments will remove (RR) once the new ones are in sync.",
                     "none",
-                    q("max(bridgekeeper_reassignment_removing_replicas)"),
+                    q(f"max({whole('bridgekeeper_reassignment_removing_replicas')})"),
                     width=6,
                 ),
                 Panel(
@@ -460,7 +465,7 @@ REASSIGNMENTS = Board(
                     "Completed (last hour)",
                     "Partition moves the controller completed in the last hour.",
                     "none",
-                    q("sum(increase(bridgekeeper_reassignments_completed_total[1h]))"),
+                    q(f"sum(increase({whole('bridgekeeper_reassignments_completed_total')}[1h]))"),
                     width=6,
                 ),
                 Panel(
@@ -470,9 +475,9 @@ REASSIGNMENTS = Board(
                     "and remove over time. A flat non-zero line is a stuck reassignment.",
                     "none",
                     (
-                        Query("max(bridgekeeper_reassigning_partitions)", "partitions"),
-                        Query("max(bridgekeeper_reassignment_adding_replicas)", "adding replicas"),
-                        Query("max(bridgekeeper_reassignment_removing_replicas)", "removing replicas"),
+                        Query(f"max({whole('bridgekeeper_reassigning_partitions')})", "partitions"),
+                        Query(f"max({whole('bridgekeeper_reassignment_adding_replicas')})", "adding replicas"),
+                        Query(f"max({whole('bridgekeeper_reassignment_removing_replicas')})", "removing replicas"),
                     ),
                     width=12,
                     min=0,
@@ -703,11 +708,22 @@ def build(board: Board) -> gd.Dashboard:
     datasource = (
         gd.DatasourceVariable("datasource").label("Data source").type("prometheus").hide(VariableHide.DONT_HIDE)
     )
+    # One cluster at a time (as Strimzi's cluster variable): the panels' sums and maxima are per cluster. Read
+    # from ``up`` so a cluster whose nodes are all down can still be chosen.
+    cluster = (
+        gd.QueryVariable(CLUSTER_LABEL)
+        .label("Cluster")
+        .datasource(DATASOURCE)
+        .query(f"label_values(up{{{JOB}}}, {CLUSTER_LABEL})")
+        .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED)
+        .multi(False)
+        .include_all(False)
+    )
     broker = (
         gd.QueryVariable("broker")
         .label("Broker")
         .datasource(DATASOURCE)
-        .query("label_values(bridgekeeper_controller_active, broker_id)")
+        .query(f"label_values({whole('bridgekeeper_controller_active')}, broker_id)")
         .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED)
         .multi(True)
         .include_all(True)
@@ -723,6 +739,7 @@ def build(board: Board) -> gd.Dashboard:
         .time("now-1h", "now")
         .timezone("browser")
         .with_variable(datasource)
+        .with_variable(cluster)
         .with_variable(broker)
     )
     panel_id = 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from observability import alert_tests, alerts, dashboards
+from observability import alert_tests, alerts, dashboards, recording, recording_tests
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "dashboards"
@@ -12,7 +12,13 @@ OUT = ROOT / "dashboards"
 
 def generated() -> dict[str, str]:
     """File name under ``dashboards/`` -> the content this package generates."""
-    return {**dashboards.files(), "alerts.yaml": alerts.render(), "alerts_test.yaml": alert_tests.render()}
+    return {
+        **dashboards.files(),
+        "alerts.yaml": alerts.render(),
+        "alerts_test.yaml": alert_tests.render(),
+        "recording_rules.yaml": recording.render(),
+        "recording_rules_test.yaml": recording_tests.render(),
+    }
 
 
 def stale(out: Path = OUT) -> list[str]:

@@ -1,8 +1,10 @@
-"""A real Prometheus for the tests (Debian's ``prometheus`` package): on loopback, a free port, its own data
-directory, stopped by the harness even when a test fails; and a small client for its HTTP query API.
+"""A real Prometheus and Alertmanager for the tests (Debian's ``prometheus`` and ``prometheus-alertmanager``
+packages): on loopback, free ports, their own data directories, stopped by the harness even when a test fails;
+and a small client for Prometheus's HTTP query API.
 
-The configuration is the one the compose deployment ships (``deploy/prometheus/prometheus.yml``) with only the
-targets, the rule file's path and the intervals substituted: the tests check what operators will run.
+The configurations are the ones the compose deployment ships (``deploy/prometheus/prometheus.yml``,
+``deploy/alertmanager/alertmanager.yml``) with only addresses, rule paths, intervals and waits substituted: the
+tests check what operators will run.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +28,10 @@ from tests.netutil import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED_CONFIG = ROOT / "deploy" / "prometheus" / "prometheus.yml"
-RULES = ROOT / "dashboards" / "alerts.yaml"
+SHIPPED_ALERTMANAGER = ROOT / "deploy" / "alertmanager" / "alertmanager.yml"
+ALERT_RULES = ROOT / "dashboards" / "alerts.yaml"
+RECORDING_RULES = ROOT / "dashboards" / "recording_rules.yaml"
+RULES = (ALERT_RULES, RECORDING_RULES)
 JOB = "bridgekeeper"
 
 
@@ -34,20 +39,69 @@ class PromQLError(AssertionError):
     """Prometheus refused a query (it does not parse, or cannot be evaluated)."""
 
 
-def config_for(targets: Sequence[str], *, interval: str = "1s", rules: Path = RULES) -> dict[str, Any]:
-    """The shipped configuration with ``targets`` for the bridgekeeper job, ``rules`` as the only rule file and
-    ``interval`` for scraping and rule evaluation. Fails if the shipped file lost the shape this relies on."""
+def config_for(
+    targets: Sequence[str] | Mapping[str, Sequence[str]],
+    *,
+    interval: str = "1s",
+    rules: Sequence[Path] = RULES,
+    alertmanager: str | None = None,
+    others: Mapping[str, Sequence[str]] | None = None,
+) -> dict[str, Any]:
+    """The shipped configuration with ``targets`` for the bridgekeeper job, ``rules`` as the rule files and
+    ``interval`` for scraping and rule evaluation. ``targets`` is a list (one cluster, labelled as the shipped
+    file labels it) or cluster name -> list (one static_configs entry per cluster, as the shipped file tells
+    operators to add one). Alerts go to ``alertmanager`` (host:port) when given, nowhere otherwise; the other
+    scrape jobs are dropped unless ``others`` gives their targets. Fails if the shipped file lost the shape this
+    relies on."""
     config: dict[str, Any] = yaml.safe_load(SHIPPED_CONFIG.read_text())
-    jobs = [j for j in config["scrape_configs"] if j["job_name"] == JOB]
-    assert len(jobs) == 1, f"{SHIPPED_CONFIG}: expected one scrape job named {JOB!r}"
-    assert len(jobs[0]["static_configs"]) == 1, f"{SHIPPED_CONFIG}: expected one static_configs entry"
-    assert len(config.get("rule_files", [])) == 1, f"{SHIPPED_CONFIG}: expected one rule file"
-    jobs[0]["static_configs"][0]["targets"] = list(targets)
-    jobs[0].pop("scrape_interval", None)
+    jobs = {j["job_name"]: j for j in config["scrape_configs"]}
+    job = jobs.get(JOB)
+    assert job is not None, f"{SHIPPED_CONFIG}: expected one scrape job named {JOB!r}"
+    assert len(job["static_configs"]) == 1, f"{SHIPPED_CONFIG}: expected one static_configs entry"
+    shipped = job["static_configs"][0]
+    assert shipped.get("labels", {}).get("cluster"), f"{SHIPPED_CONFIG}: the targets carry no cluster label"
+    assert config.get("rule_files"), f"{SHIPPED_CONFIG}: no rule files"
+    if isinstance(targets, Mapping):
+        job["static_configs"] = [
+            {"targets": list(t), "labels": {**shipped["labels"], "cluster": name}} for name, t in targets.items()
+        ]
+    else:
+        shipped["targets"] = list(targets)
+    job.pop("scrape_interval", None)
+    kept = [job]
+    for name, other_targets in (others or {}).items():
+        assert name in jobs and len(jobs[name]["static_configs"]) == 1, f"{SHIPPED_CONFIG}: no job {name!r}"
+        jobs[name]["static_configs"][0]["targets"] = list(other_targets)
+        jobs[name].pop("scrape_interval", None)
+        kept.append(jobs[name])
+    config["scrape_configs"] = kept
     config["global"]["scrape_interval"] = interval
     config["global"]["evaluation_interval"] = interval
-    config["rule_files"] = [str(rules)]
+    config["rule_files"] = [str(r) for r in rules]
+    if alertmanager is None:
+        config.pop("alerting", None)
+    else:
+        managers = config.get("alerting", {}).get("alertmanagers", [])
+        assert len(managers) == 1 and len(managers[0]["static_configs"]) == 1, f"{SHIPPED_CONFIG}: one Alertmanager"
+        managers[0]["static_configs"][0]["targets"] = [alertmanager]
     return config
+
+
+def alert_rules_with_for(workdir: Path, for_: Mapping[str, str]) -> Path:
+    """The shipped alert rules with the ``for:`` of the alerts named in ``for_`` replaced (a test cannot wait
+    the production durations); written under ``workdir``."""
+    rules: dict[str, Any] = yaml.safe_load(ALERT_RULES.read_text())
+    found = set()
+    for group in rules["groups"]:
+        for rule in group["rules"]:
+            if rule.get("alert") in for_:
+                rule["for"] = for_[rule["alert"]]
+                found.add(rule["alert"])
+    assert found == set(for_), f"no such alerts: {sorted(set(for_) - found)}"
+    workdir.mkdir(parents=True, exist_ok=True)
+    path = workdir / "alerts.yaml"
+    path.write_text(yaml.safe_dump(rules, sort_keys=False))
+    return path
 
 
 @dataclass
@@ -103,6 +157,33 @@ def check_config(path: Path) -> None:
 
 
 @contextlib.contextmanager
+def _serving(argv: list[str], url: str, log: Path, timeout: float) -> Iterator[subprocess.Popen[bytes]]:
+    """Run ``argv`` (its output to ``log``) until ``url``/-/ready answers; always stopped on the way out."""
+    name = Path(argv[0]).name
+    with log.open("wb") as out:
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if process.poll() is not None:
+                raise AssertionError(f"{name} exited with {process.returncode}:\n{log.read_text()[-3000:]}")
+            with contextlib.suppress(OSError), urllib.request.urlopen(f"{url}/-/ready", timeout=2) as r:
+                if r.status == 200:
+                    break
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{name} not ready in {timeout}s:\n{log.read_text()[-3000:]}")
+            time.sleep(0.2)
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+
+
+@contextlib.contextmanager
 def running(config: dict[str, Any], workdir: Path, timeout: float = 30.0) -> Iterator[Prometheus]:
     """Start Prometheus with ``config`` (checked by promtool first); always stopped on the way out."""
     binary = shutil.which("prometheus")
@@ -111,31 +192,75 @@ def running(config: dict[str, Any], workdir: Path, timeout: float = 30.0) -> Ite
     config_path = workdir / "prometheus.yml"
     config_path.write_text(yaml.safe_dump(config, sort_keys=False))
     check_config(config_path)
-    port = free_port()
+    url = f"http://127.0.0.1:{free_port()}"
     log = workdir / "prometheus.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [binary, f"--config.file={config_path}", f"--storage.tsdb.path={workdir / 'data'}",
-             f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
-            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    prom = Prometheus(f"http://127.0.0.1:{port}", process, log)
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if process.poll() is not None:
-                raise AssertionError(f"prometheus exited with {process.returncode}:\n{log.read_text()[-3000:]}")
-            with contextlib.suppress(OSError), urllib.request.urlopen(f"{prom.url}/-/ready", timeout=2) as r:
-                if r.status == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise AssertionError(f"prometheus not ready in {timeout}s:\n{log.read_text()[-3000:]}")
-            time.sleep(0.2)
-        yield prom
-    finally:
-        process.terminate()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
+    argv = [
+        binary,
+        f"--config.file={config_path}",
+        f"--storage.tsdb.path={workdir / 'data'}",
+        f"--web.listen-address={url.removeprefix('http://')}",
+        "--log.level=warn",
+    ]
+    with _serving(argv, url, log, timeout) as process:
+        yield Prometheus(url, process, log)
+
+
+# -- Alertmanager ------------------------------------------------------------------------------------------------------
+def alertmanager_config_for(webhook: str, *, wait: str = "1s") -> dict[str, Any]:
+    """The shipped Alertmanager configuration with its webhook receiver's URL replaced by ``webhook`` and the
+    route's ``group_wait`` / ``group_interval`` shortened to ``wait`` (the shipped ones are minutes long). Fails if
+    the shipped file lost the shape this relies on: a route to one receiver with one webhook."""
+    config: dict[str, Any] = yaml.safe_load(SHIPPED_ALERTMANAGER.read_text())
+    receivers = {r["name"]: r for r in config["receivers"]}
+    receiver = receivers.get(config["route"]["receiver"])
+    assert receiver is not None, f"{SHIPPED_ALERTMANAGER}: the route's receiver is not defined"
+    hooks = receiver.get("webhook_configs", [])
+    assert len(hooks) == 1, f"{SHIPPED_ALERTMANAGER}: expected the default route to go to one webhook"
+    hooks[0]["url"] = webhook
+    config["route"]["group_wait"] = wait
+    config["route"]["group_interval"] = wait
+    return config
+
+
+@dataclass
+class Alertmanager:
+    url: str
+    address: str  # host:port, what Prometheus's alerting configuration names
+    process: subprocess.Popen[bytes]
+    log: Path
+
+
+def amtool() -> str:
+    path = shutil.which("amtool")
+    assert path, "amtool not found (Debian's prometheus-alertmanager package; ./dev installs it)"
+    return path
+
+
+def check_alertmanager_config(path: Path) -> str:
+    result = subprocess.run([amtool(), "check-config", str(path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+@contextlib.contextmanager
+def alertmanager_running(config: dict[str, Any], workdir: Path, timeout: float = 30.0) -> Iterator[Alertmanager]:
+    """Start Alertmanager with ``config`` (checked by amtool first), clustering off (no gossip port); always
+    stopped on the way out."""
+    binary = shutil.which("prometheus-alertmanager") or shutil.which("alertmanager")
+    assert binary, "prometheus-alertmanager not found (Debian's prometheus-alertmanager package; ./dev installs it)"
+    workdir.mkdir(parents=True, exist_ok=True)
+    config_path = workdir / "alertmanager.yml"
+    config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+    check_alertmanager_config(config_path)
+    address = f"127.0.0.1:{free_port()}"
+    log = workdir / "alertmanager.log"
+    argv = [
+        binary,
+        f"--config.file={config_path}",
+        f"--storage.path={workdir / 'data'}",
+        f"--web.listen-address={address}",
+        "--cluster.listen-address=",
+        "--log.level=warn",
+    ]
+    with _serving(argv, f"http://{address}", log, timeout) as process:
+        yield Alertmanager(f"http://{address}", address, process, log)

@@ -33,6 +33,12 @@ ACL_CHANGE_PREFIX = "acl_changes_"
 #: Present while ``snapshot restore`` copies a tree into a chroot, removed when the copy is whole: a node
 #: refuses to start on a chroot holding it, so a copy that stopped halfway is never served as a cluster.
 RESTORE_IN_PROGRESS = "/bridgekeeper_restore_in_progress"
+#: bridgekeeper's mark on its own nodes, beside the registrations Kafka's tools read (whose bytes stay Kafka's):
+#: ``/bridgekeeper/nodes/<id>``, an ephemeral created in the same multi as ``/brokers/ids/<id>`` (so it shares
+#: that registration's session, czxid and lifetime). A registration without its marker is not a bridgekeeper
+#: node: an Apache Kafka broker, which a node refuses to join (controller.store.chroot_guard).
+BRIDGEKEEPER = "/bridgekeeper"
+NODE_MARKERS = "/bridgekeeper/nodes"
 #: What ``snapshot restore`` refuses to write over: a chroot holding any of these already holds a cluster.
 KAFKA_METADATA_ROOTS = (BROKERS, CONTROLLER, CONFIG, ADMIN)
 
@@ -53,6 +59,10 @@ PERSISTENT_PATHS = (
 
 def broker(broker_id: int) -> str:
     return f"{BROKER_IDS}/{broker_id}"
+
+
+def node_marker(broker_id: int) -> str:
+    return f"{NODE_MARKERS}/{broker_id}"
 
 
 def topic(name: str) -> str:

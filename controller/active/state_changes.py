@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable, Collection, Iterable
 
 from controller.active import elections as leaders
-from controller.active.context import ControllerContext, PartitionInfo
+from controller.active.context import ControllerContext, PartitionInfo, TopicInfo
 from controller.zk.errors import BadVersionError, KazooException, NodeExistsError
 from controller.zk.fenced_writer import FencedWriter
 from controller.zk.ops import Create, Op, SetData
@@ -22,6 +22,8 @@ from zkmodel.admin import TopicPartition
 from zkmodel.errors import ZnodeFormatError
 from zkmodel.topics import PartitionState
 
+#: Also the node's state-change log (Kafka's ``state.change.logger``, :mod:`controller.logs`): one INFO line per
+#: partition state written, built only when INFO is on for it (off on stderr alone, where it would flood).
 log = logging.getLogger(__name__)
 
 #: Given the partition and its current state, the new state (None: no change).
@@ -67,6 +69,7 @@ def update_states(
     """Apply ``transition`` to each partition that has a state znode; returns the states written."""
     todo = [tp for tp in partitions if (info := ctx.partition(tp)) is not None and info.state is not None]
     written: dict[TopicPartition, PartitionState] = {}
+    logged = log.isEnabledFor(logging.INFO)
     for attempt in attempts(MAX_ATTEMPTS):  # partitions still racing after that wait for the next event
         with attempt:
             planned: list[tuple[TopicPartition, PartitionInfo, PartitionState]] = []
@@ -88,6 +91,8 @@ def update_states(
                 elif isinstance(result, KazooException):
                     log.error("could not update state of %s: %r", tp, result)
                 else:
+                    if logged:
+                        _log_change(ctx.epoch, tp, info.state, new)
                     info.state, info.partition_epoch = new, result.version
                     written[tp] = new
             if retry:
@@ -123,6 +128,7 @@ def create_states(
     writer.each(parents)
     results = writer.bulk(ops)
     written = {}
+    logged = log.isEnabledFor(logging.INFO)
     for i, (tp, info, new) in enumerate(planned):
         state_result = results[2 * i + 1]
         if isinstance(state_result, NodeExistsError):
@@ -132,4 +138,36 @@ def create_states(
             continue
         info.state, info.partition_epoch = new, 0
         written[tp] = new
+        if logged:
+            _log_change(ctx.epoch, tp, None, new, info.assignment.replicas)
     return written
+
+
+def log_new_topic(epoch: int, topic: TopicInfo) -> None:
+    """The state-change lines of a topic whose partition states were created with it, in its one multi
+    (:func:`controller.active.topics.create_topics`)."""
+    if not log.isEnabledFor(logging.INFO):
+        return
+    for p, info in topic.partitions.items():
+        if info.state is not None:
+            _log_change(epoch, TopicPartition(topic.name, p), None, info.state, info.assignment.replicas)
+
+
+def _log_change(
+    epoch: int,
+    tp: TopicPartition,
+    before: PartitionState | None,
+    after: PartitionState,
+    replicas: Collection[int] = (),
+) -> None:
+    """One state-change line, worded as Kafka's PartitionStateMachine words it (callers check INFO is on first)."""
+    if before is None:
+        what = f"from NewPartition to OnlinePartition with state {_text(after)} (assigned replicas {list(replicas)})"
+    else:
+        what = f"state from {_text(before)} to {_text(after)}"
+    log.info("controller epoch %d: changed partition %s %s", epoch, tp, what)
+
+
+def _text(state: PartitionState) -> str:
+    """A state as Kafka's state-change log prints its ``LeaderAndIsr``, minus the fields not kept here."""
+    return f"(leader={state.leader}, leaderEpoch={state.leader_epoch}, isr={list(state.isr)})"

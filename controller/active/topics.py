@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from controller.active import elections as leaders
 from controller.active.context import ControllerContext, PartitionInfo, TopicInfo
-from controller.active.state_changes import create_states
+from controller.active.state_changes import create_states, log_new_topic
 from controller.zk.errors import NodeExistsError
 from controller.zk.fenced_writer import FencedWriter, OpFailed
 from controller.zk.ops import Create, Delete, Op, SetData, op_size
@@ -225,6 +225,7 @@ def create_topics(
         for p, state in states.items():
             topic.partitions[p].state, topic.partitions[p].partition_epoch = state, 0
         ctx.topics[new.name] = topic
+        log_new_topic(ctx.epoch, topic)
         log.info("created topic %s (%s) with %d partitions", new.name, topic.topic_id, len(topic.partitions))
         out[new.name] = (E.NONE, None)
     return out

@@ -122,8 +122,17 @@ class ReplicaManager:
         tls: ssl.SSLContext | None = None,
         legacy_isr: Callable[[dict[tuple[str, int], tuple[int, tuple[int, ...], int]]], int] | None = None,
         on_status: Callable[[CatchUpStatus], None] | None = None,
+        on_counts: Callable[[int, int], None] | None = None,
     ) -> None:
         self.on_status = on_status
+        #: Called with (leaders, replicas) each time a new snapshot is scanned: Kafka's ReplicaManager
+        #: LeaderCount and PartitionCount for this broker.
+        self.on_counts = on_counts
+        #: Partitions this broker leads / holds a replica of in the last snapshot scanned. Kafka counts the
+        #: partitions its LeaderAndIsr requests made it host (every replica in the assignment, adding ones
+        #: included) and those it leads; here the assignment in ZooKeeper stands for those requests.
+        self.leader_count = 0
+        self.partition_count = 0
         #: Below IBP 2.8-IV0 (no topic ids, so no AlterPartition): write the ISR to ZooKeeper as Kafka's
         #: pre-2.7-IV2 leaders did (controller.store.legacy_isr).
         self.legacy_isr = legacy_isr
@@ -235,15 +244,25 @@ class ReplicaManager:
     def _lagging(self, snapshot: Any) -> list[tuple[Any, Any, int]]:
         """(topic, partition, follower) for each live follower missing from the ISR of a partition this
         broker leads. A scan of every partition, so it is done once per snapshot, not once per tick: at a
-        million partitions a scan takes about a second, and the snapshot changes only when ZooKeeper does."""
+        million partitions a scan takes about a second, and the snapshot changes only when ZooKeeper does.
+        The same pass counts the partitions this broker leads and hosts (:attr:`leader_count`,
+        :attr:`partition_count`, reported to ``on_counts``), so those cost no second scan."""
         if snapshot is self._scanned:
             return self._scanned_lagging
         lagging: list[tuple[Any, Any, int]] = []
+        leaders = hosted = 0
+        me = self.broker_id
         for topic in snapshot.topics.values():
-            if self.legacy_isr is None and (not topic.topic_id or not is_valid_uuid(topic.topic_id)):
-                continue  # AlterPartition v2+ names topics by id (IBP >= 2.8-IV0)
+            # AlterPartition v2+ names topics by id (IBP >= 2.8-IV0): a topic without one cannot have its ISR
+            # grown, but its partitions still count as led and hosted.
+            alterable = self.legacy_isr is not None or bool(topic.topic_id and is_valid_uuid(topic.topic_id))
             for p in topic.partitions.values():
-                if p.leader != self.broker_id:
+                if me in p.replicas:
+                    hosted += 1
+                if p.leader != me:
+                    continue
+                leaders += 1
+                if not alterable:
                     continue
                 for follower in p.replicas:
                     # A replica a reassignment is removing gets StopReplica in Kafka once it leaves the ISR:
@@ -251,6 +270,9 @@ class ReplicaManager:
                     if follower not in p.isr and follower in snapshot.brokers and follower not in p.removing:
                         lagging.append((topic, p, follower))
         self._scanned, self._scanned_lagging = snapshot, lagging
+        self.leader_count, self.partition_count = leaders, hosted
+        if self.on_counts is not None:
+            self.on_counts(leaders, hosted)
         return lagging
 
     def _throttles_for(self, topics: set[str]) -> Throttles:

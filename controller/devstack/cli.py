@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from controller.cliutil import port, positive_int, wait_for_stop_signal
+from controller.cliutil import StopSignals, port, positive_int
 from controller.exits import UsageError
 
 if TYPE_CHECKING:
@@ -57,12 +57,13 @@ def _serve_zookeeper(zk: LocalZooKeeper) -> int:
     except ZooKeeperError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    stop = StopSignals()  # before READY: whoever waits for it may signal at once
     try:
         modes = ", ".join(f"{m.myid}={zk.mode(m.myid)}" for m in zk.members)
         print(f"ZooKeeper serving on {zk.connect_string} ({modes}); data in {zk.base_dir}", flush=True)
         print(f"READY zookeeper={zk.connect_string}", flush=True)
         print("press Ctrl-C to stop", flush=True)
-        wait_for_stop_signal()
+        stop.wait()
         print("stopping ZooKeeper ...", flush=True)
     finally:
         zk.stop()
@@ -125,6 +126,7 @@ def run_stack(stack: Stack, *, timeout: float = 60.0, notes: Callable[[Stack], l
         print("interrupted: stopping", file=sys.stderr)
         stack.stop()
         return 130
+    stop = StopSignals()  # before READY: whoever waits for it may signal at once
     try:
         say(stack.ready_line())
         if stack.tls_dir is not None:
@@ -132,7 +134,7 @@ def run_stack(stack: Stack, *, timeout: float = 60.0, notes: Callable[[Stack], l
         for line in notes(stack) if notes is not None else ():
             say(line)
         say("press Ctrl-C to stop")
-        wait_for_stop_signal()
+        stop.wait()
     finally:
         stack.stop(progress=say)
     say("stopped")

@@ -321,6 +321,9 @@ class Stack:
         reader.join(max(0.0, deadline - time.monotonic()))
         if not found:
             code = node.process.poll()
+            if code is None and not reader.is_alive():  # stdout closed: the process is exiting, its status follows
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    code = node.process.wait(timeout=5)
             state = f"exited with code {code}" if code is not None else "did not become ready in time"
             raise StackError(f"node {node.broker_id} {state}; its log ({node.log_path}):\n{node.log_tail()}")
         node.ready = found[0]

@@ -1,15 +1,19 @@
 """What every broker writes for itself at start: persistent paths, its registration, the cluster id.
 
 None of these are controller-owned, so none carry the epoch fence; the registration is Kafka's
-"checked ephemeral" so that a broker never silently takes over another live broker's id.
+"checked ephemeral" so that a broker never silently takes over another live broker's id. Beside it, in the same
+multi, goes bridgekeeper's node marker (:data:`zkmodel.paths.NODE_MARKERS`): the registration's bytes stay
+exactly Kafka's, and a registration without a marker is known to be somebody else's (an Apache Kafka broker).
 """
 
 from __future__ import annotations
 
 import logging
 
-from controller.zk.errors import KazooException, NodeExistsError
-from controller.zk.ops import Create, Op, SetData
+import orjson
+
+from controller.zk.errors import KazooException, NodeExistsError, NoNodeError, RolledBackError
+from controller.zk.ops import Create, Delete, Op, SetData
 from controller.zk.retry import Raced, until_settled
 from controller.zk.session import ZkSession
 from controller.zk.types import ZnodeStat
@@ -21,8 +25,28 @@ from zkmodel.uuid import random_uuid
 log = logging.getLogger(__name__)
 
 
+#: The node marker's format version (its payload: ``{"version":1,"broker_id":<id>,"software":"bridgekeeper"}``).
+MARKER_VERSION = 1
+
+
+def marker_payload(broker_id: int) -> bytes:
+    """What ``/bridgekeeper/nodes/<id>`` holds: enough for an operator reading it with ``zkCli`` to know whose it
+    is. Readers go by its existence and czxid, never by these bytes."""
+    return orjson.dumps({"version": MARKER_VERSION, "broker_id": broker_id, "software": "bridgekeeper"})
+
+
 class BrokerIdInUse(RuntimeError):
-    """Another live session owns ``/brokers/ids/<id>``."""
+    """Another live session owns ``/brokers/ids/<id>``; the message names the id and that session."""
+
+    def __init__(self, broker_id: int, owner: int, *, bridgekeeper: bool) -> None:
+        who = "a bridgekeeper node" if bridgekeeper else "not a bridgekeeper node: an Apache Kafka broker?"
+        super().__init__(
+            f"broker id {broker_id} is registered by another session, 0x{owner:x} ({who}), which is still live: "
+            f"is another node running with broker.id={broker_id}? (a node that was killed leaves its "
+            "registration until its ZooKeeper session times out)"
+        )
+        self.broker_id = broker_id
+        self.owner = owner
 
 
 class Registrar:
@@ -39,8 +63,12 @@ class Registrar:
     def path(self) -> str:
         return paths.broker(self.broker_id)
 
+    @property
+    def marker_path(self) -> str:
+        return paths.node_marker(self.broker_id)
+
     def register(self, registration: BrokerRegistration) -> int:
-        """Create the ephemeral registration; returns the broker epoch (its czxid)."""
+        """Create the ephemeral registration and its marker; returns the broker epoch (its czxid)."""
         stat = self._create(registration.encode())
         self.registered_session_id = self.session.session_id
         self.broker_epoch = stat.czxid
@@ -60,30 +88,50 @@ class Registrar:
         )
 
     def _try_create(self, data: bytes) -> ZnodeStat:
-        """One attempt; raises Raced when the node vanished under us or was our expired session's."""
-        ops: list[Op] = [Create(self.path, None, ephemeral=True), SetData(self.path, data, 0)]
+        """One attempt; raises Raced when the node vanished under us or was our expired session's. The
+        registration (Kafka's checked ephemeral: create, then setData at version 0) and the marker are one multi,
+        so neither ever exists without the other: the chroot guard relies on it."""
+        ops: list[Op] = [
+            Create(self.path, None, ephemeral=True),
+            SetData(self.path, data, 0),
+            Create(self.marker_path, marker_payload(self.broker_id), ephemeral=True),
+        ]
         results = self.session.multi(ops, what=f"register {self.path}", write="registration")
         if not any(isinstance(r, Exception) for r in results):
             stat: ZnodeStat = results[1]
             return stat
-        failure = next(r for r in results if isinstance(r, Exception))
-        if not isinstance(failure, NodeExistsError):
-            raise failure
+        registration_failed, marker_failed = results[0], results[2]
+        if isinstance(marker_failed, NoNodeError):
+            # A chroot last run by a release without markers, or a caller that made only Kafka's paths.
+            self.session.ensure_persistent([paths.NODE_MARKERS])
+            raise Raced(f"{paths.NODE_MARKERS} was missing")
+        if not isinstance(registration_failed, NodeExistsError) and not isinstance(marker_failed, NodeExistsError):
+            raise next(r for r in results if isinstance(r, Exception) and not isinstance(r, RolledBackError))
+        return self._settle_existing()
+
+    def _settle_existing(self) -> ZnodeStat:
+        """The registration or its marker exists already: ours (a retried multi that had gone through), our
+        expired session's (removed, then Raced), or another live session's (BrokerIdInUse)."""
         found = self.session.get(self.path)
-        if found is None:
+        registration = found[1] if found is not None else None
+        marker = self.session.exists(self.marker_path)
+        either = registration or marker
+        if either is None:
             raise Raced(f"{self.path} went away while we looked")
-        owner = found[1].ephemeralOwner
-        current = self.session.session_id
-        if owner == current:
-            return found[1]
+        owner, current = either.ephemeralOwner, self.session.session_id
+        if registration is not None and owner == current:
+            return registration
         if owner == self.registered_session_id and owner != current:
             log.info("removing our registration left by expired session 0x%x", owner)
-            self.session.delete(self.path, write="registration")
+            stale: list[Op] = [
+                Delete(path)
+                for path, stat in ((self.path, registration), (self.marker_path, marker))
+                if stat is not None and stat.ephemeralOwner == owner
+            ]
+            self.session.multi(stale, what=f"remove {self.path} of an expired session", write="registration")
             raise Raced(f"{self.path} was left by our expired session")
-        raise BrokerIdInUse(
-            f"broker id {self.broker_id} is registered by another session (0x{owner:x}); is another node "
-            f"running with broker.id={self.broker_id}?"
-        )
+        ours = registration is not None and marker is not None and marker.czxid == registration.czxid
+        raise BrokerIdInUse(self.broker_id, owner, bridgekeeper=ours)
 
     def update(self, registration: BrokerRegistration) -> None:
         """Kafka's updateBrokerInfo: setData at any version; a missing node is an error (NoNodeError)."""
@@ -91,7 +139,8 @@ class Registrar:
 
 
 def ensure_persistent_paths(session: ZkSession) -> None:
-    session.ensure_persistent(paths.PERSISTENT_PATHS)
+    """Kafka's persistent paths (ZkData.PersistentZkPaths), and the parent of bridgekeeper's node markers."""
+    session.ensure_persistent([*paths.PERSISTENT_PATHS, paths.NODE_MARKERS])
 
 
 def get_or_create_cluster_id(session: ZkSession) -> str:

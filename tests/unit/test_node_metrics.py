@@ -76,3 +76,14 @@ def test_catch_up_status_sets_the_throttle_gauges() -> None:
     m.catch_up(CatchUpStatus())  # caught up: nothing in force
     assert value(m, "bridgekeeper_replication_throttled_replicas", direction="leader") == 0
     assert value(m, "bridgekeeper_replication_throttle_rate_bytes", direction="leader") == 0
+
+
+def test_partition_counts_exist_only_once_a_replica_manager_reports_them() -> None:
+    """Strimzi's "Brokers Online" counts the LeaderCount series: a node without a broker role must have none."""
+    m = NodeMetrics(4)
+    assert value(m, "bridgekeeper_leader_partitions") is None
+    assert value(m, "bridgekeeper_replica_partitions") is None
+    m.partition_counts(2, 5)
+    assert (value(m, "bridgekeeper_leader_partitions"), value(m, "bridgekeeper_replica_partitions")) == (2, 5)
+    m.partition_counts(0, 1)
+    assert (value(m, "bridgekeeper_leader_partitions"), value(m, "bridgekeeper_replica_partitions")) == (0, 1)

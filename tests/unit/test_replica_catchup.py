@@ -108,3 +108,37 @@ def test_throttles_are_read_again_only_after_a_multiple_of_their_cost(monkeypatc
     clock[0] += 0.25
     m._throttles_for({"a"})
     assert reads == [{"a", "b"}, {"a", "c"}, {"a"}]  # older than 20 x 10 ms: read again
+
+
+def test_leader_and_replica_counts_cover_every_partition_once_per_snapshot() -> None:
+    """Kafka's LeaderCount and PartitionCount for broker 1: partitions it leads, and those with a replica on it
+    (a reassignment's adding replica included), topics without an id included although their ISR cannot grow
+    through AlterPartition; reported when a new snapshot is scanned, not on every tick."""
+
+    def part(p: int, leader: int, replicas: tuple[int, ...]) -> SimpleNamespace:
+        return SimpleNamespace(
+            partition=p,
+            replicas=replicas,
+            isr=replicas[:1],
+            leader=leader,
+            leader_epoch=0,
+            partition_epoch=0,
+            removing=(),
+        )
+
+    parts = {0: part(0, 1, (1, 2)), 1: part(1, 2, (2, 1)), 2: part(2, 2, (2, 3)), 3: part(3, 2, (2, 3, 1))}
+    topics = {
+        "t": SimpleNamespace(name="t", topic_id=TOPIC_ID, partitions=parts),
+        "no-id": SimpleNamespace(name="no-id", topic_id="", partitions={0: part(0, 1, (1, 2)), 1: part(1, -1, (1,))}),
+    }
+    snap = SimpleNamespace(topics=topics, brokers={1: object(), 2: object()}, controller_id=1)
+    seen: list[tuple[int, int]] = []
+    m = ReplicaManager(1, None, lambda: 1, "PLAINTEXT", CatchUp(1000, 100), on_counts=lambda n, r: seen.append((n, r)))
+    m.ready(snap, 0.0)
+    m.ready(snap, 1.0)
+    assert (m.leader_count, m.partition_count) == (2, 5)  # led: t-0, no-id-0; hosted: t-0, t-1, t-3, no-id-0/1
+    assert seen == [(2, 5)]
+    assert {(t.name, p.partition, f) for t, p, f in m._lagging(snap)} == {("t", 0, 2)}  # no-id-0: no AlterPartition
+    deleted = SimpleNamespace(topics={"t": topics["t"]}, brokers=snap.brokers, controller_id=1)
+    m.ready(deleted, 2.0)
+    assert seen == [(2, 5), (1, 3)]
