@@ -7,11 +7,19 @@ added), ``rf`` (replication factor changed), ``duplicate`` (a broker twice in on
 replica on a broker that is not a target), ``rack`` (fewer than min(RF, R) racks), ``replicas`` and
 ``leaders`` (a target outside the balance band). :func:`keys` gives the "<kind> <subject>" part, which is what
 the planner's own report is compared on.
+
+The replica band is the tightest any plan meeting the rack rule can reach (:func:`reachable_band`), computed
+here by a different method than the planner's (``migrate.pipeline.plan.reach`` peels subsets of racks exactly):
+max-min fair progressive filling with a linear program over (replication factor, rack) totals, in floats.
 """
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+
+from ortools.linear_solver import pywraplp
 
 TP = tuple[str, int]
 
@@ -61,8 +69,7 @@ def check(
             if len(spans) < need:
                 out.append(f"rack partition {name(tp)}: spans {len(spans)} rack(s), needs {need}")
     if targets and after:
-        total = sum(len(r) for r in after.values())
-        lo, hi = total // len(targets), -(-total // len(targets))
+        band = reachable_band(after, targets, racks, rack_aware)
         counts = dict.fromkeys(targets, 0)
         leaders = dict.fromkeys(targets, 0)
         for listed in after.values():
@@ -72,6 +79,7 @@ def check(
             if listed and listed[0] in leaders:
                 leaders[listed[0]] += 1
         for b in targets:
+            lo, hi = band[b]
             if not lo <= counts[b] <= hi:
                 out.append(f"replicas broker {b}: {counts[b]} replicas, outside [{lo}, {hi}]")
         plo, phi = len(after) // len(targets), -(-len(after) // len(targets))
@@ -84,3 +92,62 @@ def check(
 def keys(violations: Iterable[str]) -> set[str]:
     """The "<kind> <subject>" of each violation line."""
     return {v.split(":", 1)[0] for v in violations}
+
+
+def rack_averages(rf_counts: Mapping[int, int], sizes: Mapping[str, int]) -> dict[str, float]:
+    """Each rack's per-broker replica average in the max-min fair (lexicographically most even) allocation the
+    rack rule allows: a partition of RF r <= R puts at most one replica in a rack, one of RF r > R at least one
+    in every rack; no rack more than its brokers. Progressive filling: raise the common level t of the racks not
+    yet fixed as far as a linear program allows, fix every rack that cannot go above t while the others stay at
+    t, repeat. Partitions of one RF are interchangeable, so the variables are (RF, rack) totals."""
+    names = sorted(sizes)
+    n_racks = len(names)
+    fixed: dict[str, float] = {}
+
+    def solve(level: float | None, maximise: str | None) -> float:
+        solver = pywraplp.Solver.CreateSolver("GLOP")
+        t = solver.NumVar(0, solver.infinity(), "t")
+        totals = {s: 0 for s in names}
+        for r, count in rf_counts.items():
+            parts = []
+            for s in names:
+                low, high = (0, 1) if r <= n_racks else (1, min(sizes[s], r))
+                y = solver.NumVar(count * low, count * high, f"y{r}{s}")
+                parts.append(y)
+                totals[s] += y
+            solver.Add(sum(parts) == count * r)
+        for s in names:
+            if s in fixed:
+                solver.Add(totals[s] == fixed[s] * sizes[s])
+            elif level is None:
+                solver.Add(totals[s] >= t * sizes[s])
+            else:
+                solver.Add(totals[s] >= level * sizes[s])
+        solver.Maximize(t if maximise is None else totals[maximise])
+        assert solver.Solve() == pywraplp.Solver.OPTIMAL
+        return float(solver.Objective().Value())
+
+    while len(fixed) < n_racks:
+        level = solve(None, None)
+        rest = [s for s in names if s not in fixed]
+        stuck = [s for s in rest if solve(level, s) <= level * sizes[s] + 1e-6 * max(1.0, level * sizes[s])]
+        for s in stuck or rest:
+            fixed[s] = level
+    return fixed
+
+
+def reachable_band(
+    after: Mapping[TP, Sequence[int]], targets: Iterable[int], racks: Mapping[int, str | None], rack_aware: bool
+) -> dict[int, tuple[int, int]]:
+    """Per target, the [lo, hi] of replicas any plan meeting the rack rule can hold every broker to: the floor
+    and ceiling of its rack's average in :func:`rack_averages`; cluster-wide [floor(T/N), ceil(T/N)] when the
+    rack rule does not apply (rack-unaware, a target without a rack, one rack)."""
+    targets = sorted(set(targets))
+    total = sum(len(r) for r in after.values())
+    flat = (total // len(targets), -(-total // len(targets)))
+    aware = rack_aware and all(racks.get(b) is not None for b in targets)
+    sizes = Counter(str(racks[b]) for b in targets) if aware else Counter()
+    if len(sizes) < 2:
+        return dict.fromkeys(targets, flat)
+    averages = rack_averages(Counter(len(r) for r in after.values()), sizes)
+    return {b: (math.floor(averages[str(racks[b])] + 1e-6), math.ceil(averages[str(racks[b])] - 1e-6)) for b in targets}

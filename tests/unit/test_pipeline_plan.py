@@ -9,14 +9,17 @@ import itertools
 import random
 from collections import Counter
 from collections.abc import Mapping
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from migrate.pipeline.plan import Layout, Plan, PlanRequestError, lower_bound, plan, write_plan_files
+from migrate.pipeline.plan import Layout, Plan, PlanRequestError, lower_bound, plan, reach, write_plan_files
+from migrate.pipeline.plan.model import index_layout
 from migrate.reassign.plan_files import parse_reassignment, read_text
 from migrate.reassign.waves import participants
 from migrate.snapshot.synthetic import ClusterSpec, cluster_znodes
@@ -280,17 +283,191 @@ def test_rack_violating_partitions_are_repaired() -> None:
     assert result.moves == result.lower_bound
 
 
-def test_unequal_racks_with_rf_equal_to_racks_report_what_cannot_be_met() -> None:
-    # racks of 4, 2 and 2 brokers, RF 3: each rack holds one replica of every partition, so the lone pairs
-    # carry twice the replicas of the four: the band cannot hold, and the plan says so instead of failing
+def test_unequal_racks_with_rf_equal_to_racks_are_held_to_their_racks_averages() -> None:
+    # racks of 4, 2 and 2 brokers, RF 3: each rack holds one replica of every partition, so the pairs carry 40
+    # per broker and the four 20: the cluster-wide band [30, 30] is out of reach, each rack's own average is not
     racks = {1: "a", 2: "a", 3: "a", 4: "a", 5: "b", 6: "b", 7: "c", 8: "c"}
     rng = random.Random(9)
     assignment = {("t", p): (rng.choice([1, 2, 3, 4]), rng.choice([5, 6]), rng.choice([7, 8])) for p in range(80)}
     result = checked(Layout(racks, assignment), "rebalance")
-    assert result.violations and all(v.startswith("replicas") for v in result.violations)
-    # and the best it can do: within each rack as even as possible
-    assert max(result.after[b] for b in (1, 2, 3, 4)) - min(result.after[b] for b in (1, 2, 3, 4)) <= 1
-    assert abs(result.after[5] - result.after[6]) <= 1 and abs(result.after[7] - result.after[8]) <= 1
+    assert result.violations == []
+    assert [result.after[b] for b in range(1, 9)] == [20] * 4 + [40] * 4
+    assert result.moves == result.lower_bound
+
+
+# -- the reachable band: racks the rule makes unequal ------------------------------------------------------------
+
+
+def planner_band(layout: Layout, result: Plan) -> dict[int, tuple[int, int]]:
+    ix = index_layout(layout.assignment, result.targets, result.racks, result.rack_aware)
+    lo, hi = ix.band
+    return {int(ix.ids[i]): (int(lo[i]), int(hi[i])) for i in np.flatnonzero(ix.target).tolist()}
+
+
+def held_to_band(layout: Layout, result: Plan) -> dict[int, tuple[int, int]]:
+    """The independent checker's band; the planner's must be the same, and every broker inside it."""
+    band = plancheck.reachable_band(layout.assignment, result.targets, result.racks, result.rack_aware)
+    assert planner_band(layout, result) == band
+    assert all(band[b][0] <= result.after[b] <= band[b][1] for b in result.targets), (band, result.after)
+    return band
+
+
+def rack_average_band(layout: Layout, result: Plan) -> dict[int, tuple[int, int]]:
+    """Floor and ceiling of each rack's average, for RF >= racks (every rack's total is fixed)."""
+    total = {r: 0 for r in set(result.racks.values())}
+    for replicas in layout.assignment.values():
+        for rack in {result.racks[b] for b in result.targets}:
+            total[rack] += len(replicas) // len(total)  # RF a multiple of the racks in these cases
+    size = Counter(result.racks[b] for b in result.targets)
+    return {b: (total[r] // size[r], -(-total[r] // size[r])) for b in result.targets if (r := result.racks[b])}
+
+
+# 12 brokers in 3 racks (b % 3), RF 3: ~1,840 partitions, the issue's cluster
+THREE_RACKS_RF3 = kafka_layout(brokers=12, racks=3, topics=20, partitions=92, rf=3, seed=30)
+TWO_RACKS_RF2 = kafka_layout(brokers=6, racks=2, topics=20, partitions=92, rf=2, seed=31)
+
+
+@pytest.mark.parametrize(
+    ("layout", "operation", "kwargs"),
+    [
+        # RF = racks, racks made unequal by a decommission (one broker from each of two racks) or an addition
+        (THREE_RACKS_RF3, "decommission", {"brokers": [1, 2]}),
+        (THREE_RACKS_RF3, "decommission", {"brokers": [1]}),
+        (THREE_RACKS_RF3, "add-brokers", {"brokers": [13], "racks": {13: "r0"}}),
+        (THREE_RACKS_RF3, "add-brokers", {"brokers": [13, 14], "racks": {13: "r0", 14: "r0"}}),
+        (TWO_RACKS_RF2, "decommission", {"brokers": [1]}),
+        (TWO_RACKS_RF2, "add-brokers", {"brokers": [7], "racks": {7: "r1"}}),
+        # RF > racks: a whole rack emptied leaves RF 3 over two racks
+        (THREE_RACKS_RF3, "decommission", {"brokers": [3, 6, 9, 12]}),
+    ],
+)
+def test_rf_at_least_racks_holds_each_broker_within_one_of_its_racks_average(
+    layout: Layout, operation: str, kwargs: dict[str, Any]
+) -> None:
+    result = checked(layout, operation, **kwargs)
+    assert result.violations == []
+    band = held_to_band(layout, result)
+    n_racks = len({result.racks[b] for b in result.targets})
+    if all(len(r) % n_racks == 0 for r in layout.assignment.values()):
+        assert band == rack_average_band(layout, result)
+        assert len(set(band.values())) > 1  # the racks really are unequal: no single cluster-wide band
+    else:  # RF 3 over two racks of 4: either rack may take 1 or 2 of each partition, so Kafka's band holds
+        total = 3 * len(layout.assignment)
+        assert set(band.values()) == {(total // 8, -(-total // 8))}
+    assert near_bound(result), (result.moves, result.lower_bound)
+    assert result.kafka_generate_moves is not None and result.kafka_generate_moves >= result.moves
+
+
+def test_rf_above_racks_with_unequal_racks() -> None:
+    # RF 3 over racks of 3 and 4 brokers: each partition puts 1 or 2 replicas in either rack, so 3P/7 per
+    # broker everywhere is reachable -- cluster-wide after all
+    layout = kafka_layout(brokers=7, racks=0, topics=6, partitions=35, rf=3, seed=32)
+    racks = {b: ("a" if b <= 3 else "b") for b in layout.brokers}
+    rng = random.Random(33)
+    assignment = {tp: (rng.choice([1, 2, 3]), *rng.sample(range(4, 8), 2)) for tp in layout.assignment}
+    result = checked(Layout(racks, assignment), "rebalance")
+    assert result.violations == []
+    total = 3 * len(assignment)
+    assert set(held_to_band(Layout(racks, assignment), result).values()) == {(total // 7, -(-total // 7))}
+    # racks of 2 and 5: the five hold at most 2 of each partition (2P/5 per broker, below 3P/7), the pair the rest
+    racks = {b: ("a" if b <= 2 else "b") for b in layout.brokers}
+    assignment = {tp: (rng.choice([1, 2]), *rng.sample(range(3, 8), 2)) for tp in layout.assignment}
+    result = checked(Layout(racks, assignment), "rebalance")
+    assert result.violations == []
+    band = held_to_band(Layout(racks, assignment), result)
+    p = len(assignment)
+    assert band[1] == (p // 2, -(-p // 2)) and band[3] == (2 * p // 5, -(-2 * p // 5))
+    # racks of 1 and 6: the lone broker holds at most one replica of each partition (P), below 3P/7 -- its
+    # band is [P, P] and the six share the rest
+    racks = {b: ("a" if b == 1 else "b") for b in layout.brokers}
+    assignment = {tp: (1, *rng.sample(range(2, 8), 2)) for tp in layout.assignment}
+    result = checked(Layout(racks, assignment), "rebalance")
+    assert result.violations == []
+    band = held_to_band(Layout(racks, assignment), result)
+    p = len(assignment)
+    assert band[1] == (p, p) and band[2] == (2 * p // 6, -(-2 * p // 6))
+
+
+def test_rf_below_racks_stays_cluster_wide() -> None:
+    # 30 brokers in 5 racks, RF 3: any rack can take any share, so Kafka's band holds even after removing two
+    # brokers of one rack
+    layout = kafka_layout(brokers=30, racks=5, topics=10, partitions=60, rf=3, seed=34)
+    result = checked(layout, "decommission", brokers=[5, 10])
+    assert result.violations == []
+    band = held_to_band(layout, result)
+    total = 3 * len(layout.assignment)
+    assert set(band.values()) == {(total // 28, -(-total // 28))}
+    assert near_bound(result)
+
+
+def test_single_broker_racks() -> None:
+    # racks of 1, 1 and 4 brokers: the four hold at most one replica of each partition, P/4 per broker, below the
+    # cluster-wide average (RF 2: 2P/6); the lone brokers share the rest, P/2 each with RF 2, P each with RF 3
+    brokers = {1: "a", 2: "b", 3: "c", 4: "c", 5: "c", 6: "c"}
+    rng = random.Random(35)
+    for rf in (2, 3):
+        assignment: dict[TP, tuple[int, ...]] = {}
+        for p in range(90):
+            racks = rng.sample(["a", "b", "c"], rf)
+            assignment[("t", p)] = tuple(rng.choice([b for b, r in brokers.items() if r == rack]) for rack in racks)
+        layout = Layout(brokers, assignment)
+        result = checked(layout, "rebalance")
+        assert result.violations == []
+        band = held_to_band(layout, result)
+        assert band[1] == band[2] == ((90, 90) if rf == 3 else (45, 45))
+        assert band[3] == (22, 23)
+        assert near_bound(result)
+
+
+def test_a_rack_emptied_entirely() -> None:
+    # RF 2 over 3 racks; rack r0 (3, 6, 9, 12) decommissioned: every partition then spans both remaining racks
+    layout = kafka_layout(brokers=12, racks=3, topics=10, partitions=60, rf=2, seed=36)
+    result = checked(layout, "decommission", brokers=[3, 6, 9, 12])
+    assert result.violations == []
+    held_to_band(layout, result)
+    assert near_bound(result)
+    # and with the remaining racks unequal (one more broker of r1 gone): each rack holds one replica of every
+    # partition, so the rack of 3 carries P/3 and the rack of 4 P/4
+    result = checked(layout, "decommission", brokers=[3, 6, 9, 12, 1])
+    assert result.violations == []
+    band = held_to_band(layout, result)
+    p = len(layout.assignment)
+    assert band[4] == (p // 3, -(-p // 3)) and band[2] == (p // 4, -(-p // 4))
+    assert near_bound(result)
+
+
+@st.composite
+def rack_shapes(draw: st.DrawFn) -> tuple[dict[int, int], list[int]]:
+    sizes = draw(st.lists(st.integers(1, 6), min_size=1, max_size=6))
+    rf_counts = draw(st.dictionaries(st.integers(1, 5), st.integers(1, 400), min_size=1, max_size=3))
+    return rf_counts, sizes
+
+
+@settings(max_examples=120, deadline=None)
+@given(rack_shapes())
+def test_reach_agrees_with_the_checkers_linear_program(shape: tuple[dict[int, int], list[int]]) -> None:
+    """Two computations of the rack averages: exact subset peeling (planner) and LP progressive filling
+    (independent checker)."""
+    rf_counts, sizes = shape
+    if max(rf_counts) > sum(sizes):
+        return
+    exact = reach.rack_averages(rf_counts, sizes)
+    assert exact is not None
+    lp = plancheck.rack_averages(rf_counts, {f"r{i}": n for i, n in enumerate(sizes)})
+    for i, a in enumerate(exact):
+        assert abs(float(a) - lp[f"r{i}"]) < 1e-6 * max(1.0, float(a)), (exact, lp)
+    assert sum(a * n for a, n in zip(exact, sizes, strict=True)) == sum(r * c for r, c in rf_counts.items())
+
+
+def test_reach_many_racks_without_rf_above_them_is_exact() -> None:
+    # 20 racks (above EXACT_RACKS): RF <= racks, so the k largest racks are the best set of each size
+    sizes = [1] * 10 + [5] * 10
+    averages = reach.rack_averages({3: 1000}, sizes)
+    assert averages is not None
+    assert averages == [Fraction(3000, 60)] * 20  # 50 per broker reachable everywhere (a lone broker takes <= P)
+    averages = reach.rack_averages({20: 100}, sizes)  # RF = racks: every rack holds one replica of each
+    assert averages == [Fraction(100, 1)] * 10 + [Fraction(20, 1)] * 10
+    assert reach.rack_averages({21: 10}, sizes) is None  # RF above 20 racks: not computed, cluster-wide
 
 
 def test_rf_above_the_number_of_racks_keeps_every_rack() -> None:
@@ -410,14 +587,14 @@ def test_random_small_layouts(request: tuple[Layout, str, dict[str, Any]]) -> No
 
 
 def fewest_moves(layout: Layout, result: Plan) -> int | None:
-    """The fewest moves of any assignment meeting constraints 1-3 (leaders are reordering only), or None."""
+    """The fewest moves of any assignment meeting constraints 1-3 (leaders are reordering only; the band is the
+    reachable one, by the independent checker), or None."""
     targets = result.targets
     racks = result.racks
     aware = result.rack_aware
     n_racks = len({racks[b] for b in targets}) if aware else 0
     tps = sorted(layout.assignment)
-    total = sum(len(layout.assignment[tp]) for tp in tps)
-    lo, hi = total // len(targets), -(-total // len(targets))
+    band = plancheck.reachable_band(layout.assignment, targets, racks, aware)
     options = []
     for tp in tps:
         rf = len(layout.assignment[tp])
@@ -430,7 +607,7 @@ def fewest_moves(layout: Layout, result: Plan) -> int | None:
     best: int | None = None
     for choice in itertools.product(*options):
         counts = Counter(b for c in choice for b in c)
-        if all(lo <= counts[b] <= hi for b in targets):
+        if all(band[b][0] <= counts[b] <= band[b][1] for b in targets):
             m = sum(len(set(c) - set(layout.assignment[tp])) for c, tp in zip(choice, tps, strict=True))
             best = m if best is None else min(best, m)
     return best
@@ -472,9 +649,7 @@ def test_tiny_layouts_match_an_exhaustive_search() -> None:
         result = checked(layout, operation, **kwargs)
         best = fewest_moves(layout, result)
         hard = [v for v in result.violations if not v.startswith("leaders")]
-        if best is None:
-            assert hard, "no valid plan exists, so some constraint must be reported"
-            continue
+        assert best is not None, "the reachable band is reachable by definition"
         assert best >= result.lower_bound
         assert hard == [], (layout, operation, kwargs, result.violations)
         n_racks = len({result.racks[b] for b in result.targets}) if result.rack_aware else 0
@@ -494,8 +669,7 @@ def cp_sat_fewest_moves(layout: Layout, result: Plan) -> int:
 
     targets, racks = result.targets, result.racks
     n_racks = len({racks[b] for b in targets}) if result.rack_aware else 0
-    total = sum(len(r) for r in layout.assignment.values())
-    lo, hi = total // len(targets), -(-total // len(targets))
+    band = plancheck.reachable_band(layout.assignment, targets, racks, result.rack_aware)
     model = cp_model.CpModel()
     x = {(tp, b): model.new_bool_var(f"{tp}{b}") for tp in layout.assignment for b in targets}
     for tp, replicas in layout.assignment.items():
@@ -507,7 +681,7 @@ def cp_sat_fewest_moves(layout: Layout, result: Plan) -> int:
             else:
                 model.add(in_rack >= 1)  # every rack covered
     for b in targets:
-        model.add_linear_constraint(sum(x[tp, b] for tp in layout.assignment), lo, hi)
+        model.add_linear_constraint(sum(x[tp, b] for tp in layout.assignment), *band[b])
     model.minimize(sum(v for (tp, b), v in x.items() if b not in layout.assignment[tp]))
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = 20

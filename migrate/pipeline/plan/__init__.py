@@ -2,7 +2,8 @@
 
 Called per cluster inside a Spark ``applyInPandas`` (``migrate.pipeline.planning``), so it imports only zkmodel
 and the pure parts of ``migrate.reassign`` and does no I/O except :func:`write_plan_files`. Modules:
-``request`` (operations -> targets and racks), ``model`` (the types and the indexed arrays), ``bounds`` (the
+``request`` (operations -> targets and racks), ``model`` (the types and the indexed arrays), ``reach`` (the
+balance band any plan meeting the rack rule can reach: per rack when the racks force it), ``bounds`` (the
 lower bound on moves), ``replicas`` (replica placement: one min-cost flow), ``leaders`` (preferred leaders by
 reordering: a second flow), ``check`` (the constraints re-checked on the result), ``kafka`` (Kafka's
 ``--generate`` for comparison), ``files`` (waves and plan files), ``core`` (``plan()``).

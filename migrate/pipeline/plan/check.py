@@ -40,10 +40,10 @@ def violations(ix: Indexed, rep: IntArray) -> list[str]:
     targets = np.flatnonzero(ix.target)
     n = len(targets)
     if n and len(rep):
-        lo, hi = band(len(rep), n)
+        blo, bhi = ix.band  # the reachable band: a plan is not blamed for what the rack rule forbids
         counts = np.bincount(rep, minlength=len(ids))
-        for b in targets[(counts[targets] < lo) | (counts[targets] > hi)].tolist():
-            out.append(f"replicas broker {int(ids[b])}: {int(counts[b])} replicas, outside [{lo}, {hi}]")
+        for b in targets[(counts[targets] < blo[targets]) | (counts[targets] > bhi[targets])].tolist():
+            out.append(f"replicas broker {int(ids[b])}: {int(counts[b])} replicas, outside [{blo[b]}, {bhi[b]}]")
         lo, hi = band(ix.n_partitions, n)
         leaders = np.bincount(rep[ix.off[:-1]], minlength=len(ids))
         for b in targets[(leaders[targets] < lo) | (leaders[targets] > hi)].tolist():
@@ -51,17 +51,17 @@ def violations(ix: Indexed, rep: IntArray) -> list[str]:
     return out
 
 
-def distance(counts: IntArray, lo: int, hi: int) -> tuple[int, int]:
+def distance(counts: IntArray, lo: IntArray | int, hi: IntArray | int) -> tuple[int, int]:
     """How far counts are outside [lo, hi]: the total, and the sum of squares (smaller when it is spread)."""
     d = np.maximum(0, lo - counts) + np.maximum(0, counts - hi)
     return int(d.sum()), int((d * d).sum())
 
 
 def band_distance(ix: Indexed, rep: IntArray) -> tuple[int, int]:
-    """:func:`distance` of the targets' replica counts from [floor(T/N), ceil(T/N)]."""
+    """:func:`distance` of the targets' replica counts from their reachable bands."""
     targets = np.flatnonzero(ix.target)
-    lo, hi = band(len(rep), len(targets))
-    return distance(np.bincount(rep, minlength=len(ix.ids))[targets], lo, hi)
+    lo, hi = ix.band
+    return distance(np.bincount(rep, minlength=len(ix.ids))[targets], lo[targets], hi[targets])
 
 
 def moves(ix: Indexed, before: IntArray, after: IntArray) -> int:

@@ -4,6 +4,8 @@ band, and group ranks for per-broker samples."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from ortools.graph.python import min_cost_flow
 
@@ -71,33 +73,70 @@ def _widths(n: int) -> list[int]:
 
 
 def soft_band(lo: int, hi: int, total: int, cycle_moves: int) -> tuple[int, list[tuple[int, int]]]:
-    """The cost of one move and the (capacity, cost) tiers of a broker's arcs to the sink.
+    """:func:`soft_bands` for one band shared by every broker."""
+    move, tiers = soft_bands([(lo, hi)], total, cycle_moves)
+    return move, tiers[0]
+
+
+def soft_bands(bands: list[tuple[int, int]], total: int, cycle_moves: int) -> tuple[int, list[list[tuple[int, int]]]]:
+    """The cost of one move and, per band [lo, hi] in ``bands``, the (capacity, cost) tiers of the arcs to the
+    sink of a broker held to it (brokers of different racks may be held to different bands, :mod:`.reach`).
 
     The cost of holding c units is convex in c, with three scales, lexicographically:
 
     1. BIG per unit above L and BIG more per unit above U: the flow first minimises how far brokers are
        outside [L, U] in total (the hard constraint, soft so that an impossible band still gives a plan);
     2. increasing costs per tier outside the band (one unit per tier near it, doubling widths further out), so
-       that a shortfall or excess the band cannot avoid (racks of unequal size with RF = R, say) is spread over
-       the brokers that must carry it rather than piled on one -- the closest a plan can come to the band;
+       that a shortfall or excess the band cannot avoid is spread over the brokers that must carry it rather
+       than piled on one -- the closest a plan can come to the band;
     3. one per move: the fewest moves among the plans equal on 1 and 2. Inside the band scales 1 and 2 are
        flat, so a feasible band is met with the fewest moves.
 
+    BIG is common to every band, so a unit outside one broker's band costs the same as outside another's.
     Each scale must outweigh the ones below it only over one cycle, not a whole plan: two flows differ by simple
     cycles of the residual network, and a cycle passes each broker and aggregate node at most once, so it
     makes at most ``cycle_moves`` (brokers + aggregates + 2) moves and changes two brokers' counts (through the
     sink) by one. Keeping the costs that small (instead of proportional to the number of movers) matters:
     OR-Tools' cost scaling runs one phase per factor of its cost range."""
-    below = _widths(lo)
     above = _widths(total)
-    k = max(len(below), len(above))
+    belows = [_widths(lo) for lo, _ in bands]
+    k = max([len(above), *map(len, belows)])
     step = cycle_moves + 1
     big = (2 * k + 2) * step
-    tiers = [(w, step * (len(below) - i)) for i, w in enumerate(below)]
-    if hi > lo:
-        tiers.append((hi - lo, big))
-    tiers += [(w, 2 * big + step * (1 + i)) for i, w in enumerate(above)]
-    return 1, tiers
+    out: list[list[tuple[int, int]]] = []
+    for (lo, hi), below in zip(bands, belows, strict=True):
+        tiers = [(w, step * (len(below) - i)) for i, w in enumerate(below)]
+        if hi > lo:
+            tiers.append((hi - lo, big))
+        tiers += [(w, 2 * big + step * (1 + i)) for i, w in enumerate(above)]
+        out.append(tiers)
+    return 1, out
+
+
+@dataclass(frozen=True)
+class Bands:
+    """Brokers' sink tiers when their bands differ: ``tiers[group[i]]`` for the i-th broker."""
+
+    move: int
+    group: IntArray
+    tiers: list[list[tuple[int, int]]]
+
+    @property
+    def top(self) -> int:
+        """The largest tier cost."""
+        return max(cost for tiers in self.tiers for _, cost in tiers)
+
+
+def broker_bands(lo: IntArray, hi: IntArray, total: int, cycle_moves: int) -> Bands:
+    """:func:`soft_bands` for brokers held to [lo[i], hi[i]] each, grouped by band."""
+    distinct, group = np.unique(np.stack([lo, hi], axis=1), axis=0, return_inverse=True)
+    move, tiers = soft_bands([(int(a), int(b)) for a, b in distinct.tolist()], total, cycle_moves)
+    return Bands(move, group.reshape(-1).astype(np.int64), tiers)
+
+
+def add_bands(arcs: Arcs, bal: IntArray, sink: int, bands: Bands) -> None:
+    for g, tiers in enumerate(bands.tiers):
+        add_band(arcs, bal[bands.group == g], sink, tiers)
 
 
 def add_band(arcs: Arcs, bal: IntArray, sink: int, tiers: list[tuple[int, int]]) -> None:

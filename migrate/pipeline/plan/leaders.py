@@ -4,7 +4,9 @@ Changing which replica is first moves no data, so it is not a move; it does chan
 the next preferred election, so the plan changes as few first replicas as it can. Each candidate partition
 sends one unit to one of its replicas' brokers (cost 0 for the broker already first, 1 for any other); every
 other partition's unit stays with its first replica. Brokers drain through the same soft band as replicas,
-[floor(P/N), ceil(P/N)] at costs 0 / BIG / 2*BIG, so the flow balances first and reorders least second. The
+[floor(P/N), ceil(P/N)] at costs 0 / BIG / 2*BIG, so the flow balances first and reorders least second. Unlike
+replicas' band this one is cluster-wide even when racks are unequal: any rack can be given a replica of any
+partition to lead, and every rack's reachable replica average is at least P/N (:mod:`.reach`). The
 chosen broker moves to the front; the others keep their order.
 
 Candidates: partitions led by brokers above floor(P/N), ``min(n, 3*(n - floor) + 16)`` per broker by the same

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from migrate.pipeline.plan.reach import replica_band
+
 TP = tuple[str, int]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -96,6 +98,12 @@ class Indexed:
         """Preferred leaders (first replicas) per broker index."""
         r = self.rep if rep is None else rep
         return np.bincount(r[self.off[:-1]], minlength=len(self.ids)).astype(np.int64)
+
+    @functools.cached_property
+    def band(self) -> tuple[IntArray, IntArray]:
+        """Per broker index, the [lo, hi] its replica count is held to: the tightest band any plan meeting the
+        rack rule can reach (:mod:`migrate.pipeline.plan.reach`); (0, 0) for brokers that are not targets."""
+        return replica_band(self.rf, self.target, self.rack, len(self.racks) if self.aware else 0)
 
     @functools.cached_property
     def partition_hash(self) -> npt.NDArray[np.uint64]:

@@ -1,9 +1,10 @@
 """Replica placement as one min-cost flow (OR-Tools ``SimpleMinCostFlow``), exact over a candidate set.
 
 **The network.** Every target broker b has one node ``bal_b`` holding, as supply, its replicas that stay unless
-the flow moves them; it drains to the sink through tiered arcs (:func:`~migrate.pipeline.plan.flow.soft_band`):
-convex costs that make [L, U] a *soft* constraint -- always feasible, so a layout that cannot meet it still gets
-the closest plan, and what it misses is found afterwards (:mod:`.check`). Replicas that may move are *mover*
+the flow moves them; it drains to the sink through tiered arcs (:func:`~migrate.pipeline.plan.flow.soft_bands`):
+convex costs that make its band [L, U] (the reachable one, :mod:`.reach`: per rack when the racks force it) a
+*soft* constraint -- always feasible, so a layout that cannot meet it still gets the closest plan, and what it
+misses is found afterwards (:mod:`.check`). Replicas that may move are *mover*
 nodes:
 
 * *sampled* movers (a replica that may stay): ``bal_donor -> x`` at cost 0, so "not moving" is the donor's
@@ -61,7 +62,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from migrate.pipeline.plan.flow import Arcs, add_band, band, group_rank, soft_band
+from migrate.pipeline.plan.flow import Arcs, add_bands, broker_bands, group_rank
 from migrate.pipeline.plan.model import BoolArray, Indexed, IntArray, mix64, unique, unique_counts
 
 EXACT_BROKERS = 40
@@ -163,7 +164,7 @@ def _roles(ix: Indexed, counts: IntArray, aware: bool) -> _Roles:
     return _Roles(role, kind, own_ok, viol, viol_rack, rack_only)
 
 
-def _sample(ix: Indexed, roles: _Roles, counts: IntArray, lo: int, level: int) -> IntArray:
+def _sample(ix: Indexed, roles: _Roles, counts: IntArray, lo: IntArray, level: int) -> IntArray:
     """The candidate replicas offered this round (slots), by broker, first by a stable hash."""
     cand = np.flatnonzero(roles.role == CAND)
     if len(cand) == 0:
@@ -232,7 +233,7 @@ def place(ix: Indexed, level: int = 0) -> Placement:
     n = len(targets)
     tpos = np.full(n_b, -1, dtype=np.int64)
     tpos[targets] = np.arange(n)
-    lo, hi = band(total, n)
+    lo, hi = ix.band  # per broker index: the reachable band (.reach)
     counts = ix.counts()
     n_racks = len(ix.racks)
     aware = ix.aware and n_racks >= 2
@@ -325,8 +326,9 @@ def place(ix: Indexed, level: int = 0) -> Placement:
     n_nodes = vout0 + n_viol
 
     agg_node = np.concatenate([rack0 + np.arange(n_racks), grp0 + np.arange(n_groups)])
-    move, tiers = soft_band(lo, hi, total, n + n_aggs + 2)
-    esc_cost = 4 * max(cost for _, cost in tiers)
+    bands = broker_bands(lo[targets], hi[targets], total, n + n_aggs + 2)
+    move = bands.move
+    esc_cost = 4 * bands.top
     arcs = Arcs()
     # sampled movers leave their donor at no cost (a move is paid on the way out)
     cand_m = np.flatnonzero(~m_src)
@@ -356,7 +358,7 @@ def place(ix: Indexed, level: int = 0) -> Placement:
         g_lo, g_hi = arcs.add(grp0 + grp[targets], bal0 + tpos[targets], total, 0)
     else:
         g_lo = g_hi = arcs.count
-    add_band(arcs, bal0 + np.arange(n), sink, tiers)
+    add_bands(arcs, bal0 + np.arange(n), sink, bands)
 
     supplies = np.zeros(n_nodes, dtype=np.int64)
     src_on = np.bincount(m_donor[m_src], minlength=n_b)
