@@ -9,7 +9,7 @@ import argparse
 import dataclasses
 import enum
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -121,10 +121,6 @@ def cmd_reassign(argv: Sequence[str]) -> int:
     from migrate.reassign.command import main
 
     return main(argv)
-
-
-#: Root commands that parse their own arguments (the root parser hands them everything after the name).
-RAW_COMMANDS: dict[str, Callable[[Sequence[str]], int]] = {"reassign": cmd_reassign}
 
 
 def configure_zk_get(get: argparse.ArgumentParser) -> None:

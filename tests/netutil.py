@@ -1,16 +1,13 @@
-"""Loopback ports for tests: every server a test starts listens on 127.0.0.1 on a port picked here."""
+"""Loopback ports for tests: every server a test starts listens on 127.0.0.1 on a port picked here.
+
+``free_port`` is the local stack's own picker; ``closed_port`` names the same port for what a test uses it for:
+nothing listens there, so connecting is refused (another process may take it in between; tests that bind use it
+at once)."""
 
 from __future__ import annotations
 
-import socket
-
-
-def free_port() -> int:
-    """A loopback port nothing listens on now: free to bind, and closed (connecting is refused) until something
-    does. Another process may take it in between; tests that bind use it at once."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
+from controller.devstack.localzk import free_port
 
 closed_port = free_port
+
+__all__ = ["closed_port", "free_port"]
