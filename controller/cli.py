@@ -71,6 +71,8 @@ COMMANDS: tuple[Command, ...] = (
             ("migrate.pipeline.cli:configure_report",)),
     Command("pipeline plan", "movement-minimal reassignment plans (Kafka's plan-file format)",
             ("migrate.pipeline.cli:configure_plan",)),
+    Command("pipeline package", "pack the Python environment the pipeline's executors run on (spark.archives)",
+            ("migrate.pipeline.cli:configure_package",)),
     Command("pipeline synth", "write deterministic synthetic clusters (optionally with seeded defects) as snapshot "
             "rows", ("migrate.snapshot.synth_cli:configure_synth",)),
 )  # fmt: skip

@@ -1,20 +1,25 @@
-"""``bridgekeeper pipeline model|report|plan``: the fleet pipeline from snapshot rows to model tables, a readiness
-report and reassignment plans.
+"""``bridgekeeper pipeline model|report|plan|package``: the fleet pipeline from snapshot rows to model tables, a
+readiness report and reassignment plans; and the packed Python environment its executors run on.
 
 The commands return the exit codes of the contract in ``controller/exits.py`` (as ints: the pipeline runs where no
 node is, and imports nothing of ``controller``): 0 done; 1 ``report --fail-on`` found a finding of that severity or
 worse, or a plan could not meet every hard constraint (the plan is still written, with the violations in the
 report), or a plan request the data refuses (a broker to decommission that the cluster does not have); 2 a flag,
 input or output that cannot be used, decided before Spark starts (a typo costs no JVM start), one line naming it;
-130 interrupted (the root's). Errors Spark raises once it runs are the root's: exit 1, one line.
+130 interrupted (the root's). On a cluster: executors whose Python cannot run the job (a missing module, a
+Python they do not have, another Python version) end the command with one line saying what they lacked, exit 2;
+a master that does not answer, exit 3 (checked before the JVM starts). Other errors Spark raises once it runs are
+the root's: exit 1, one line.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -76,12 +81,67 @@ def _positive(text: str) -> int:
     return value
 
 
+class _Stop(Exception):
+    """Ends a command with one line and an exit code (raised where Spark is being prepared or runs)."""
+
+    def __init__(self, code: int, line: str) -> None:
+        super().__init__(line)
+        self.code = code
+
+
+def _spark_errors(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """A command whose Spark job fails because of the executors' environment or an unreachable cluster ends with
+    one line (:func:`migrate.pipeline.environment.explain`), not the Py4J error's screens of tracebacks."""
+
+    @functools.wraps(func)
+    def wrapper(args: argparse.Namespace) -> int:
+        try:
+            return func(args)
+        except _Stop as stop:
+            print(f"error: {stop}", file=sys.stderr)
+            return stop.code
+        except Exception as exc:
+            from migrate.pipeline.environment import explain
+
+            known = explain(exc)
+            if known is None:
+                raise
+            print(f"error: {known[1]}", file=sys.stderr)
+            return known[0]
+
+    return wrapper
+
+
+def _spark_conf(args: argparse.Namespace) -> dict[str, str]:
+    """``--conf`` plus, for a non-local master, the packed executors' environment; a master that does not answer
+    is refused here, before a JVM starts (exit 3)."""
+    from migrate.pipeline import environment
+    from migrate.pipeline.session import executors_environment
+
+    conf = dict(args.conf)
+    master = args.master or os.environ.get("MASTER")
+    if master:
+        problem = environment.unreachable(master)
+        if problem:
+            raise _Stop(3, problem)
+
+    def say(line: str) -> None:
+        if not args.quiet:
+            print(line, file=sys.stderr)
+
+    try:
+        conf.update(executors_environment(master, conf, say))
+    except environment.PackError as exc:
+        raise _Stop(2, f"cannot pack the executors' environment: {exc}") from None
+    return conf
+
+
 def _start(args: argparse.Namespace) -> Any:
     from migrate.pipeline.progress import Stages
     from migrate.pipeline.run import Run
     from migrate.pipeline.session import spark_session
 
-    spark = spark_session(args.master, dict(args.conf))
+    spark = spark_session(args.master, _spark_conf(args))
     run = Run(spark=spark, out=Path(args.output), stages=Stages(spark, quiet=args.quiet))
     if getattr(args, "model", None):
         run.reuse(args.model)
@@ -180,6 +240,7 @@ def _refused(problem: str | None) -> bool:
     return bool(problem)
 
 
+@_spark_errors
 def cmd_model(args: argparse.Namespace) -> int:
     if _refused(_check_inputs(args) or _make_output(args)):
         return 2
@@ -188,6 +249,7 @@ def cmd_model(args: argparse.Namespace) -> int:
     return 0
 
 
+@_spark_errors
 def cmd_report(args: argparse.Namespace) -> int:
     if _refused(_check_inputs(args) or _make_output(args)):
         return 2
@@ -203,6 +265,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+@_spark_errors
 def cmd_plan(args: argparse.Namespace) -> int:
     from migrate.pipeline.planning import PlanFailed, PlanRequest
 
@@ -277,3 +340,35 @@ def configure_plan(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-kafka-compare", action="store_true", help="skip planning Kafka's --generate for comparison")
     p.add_argument("--seed", type=int, default=0, help="seed for Kafka's --generate comparison")
     p.set_defaults(func=cmd_plan)
+
+
+def cmd_package(args: argparse.Namespace) -> int:
+    """Pack (or take from the cache) the executors' environment and copy it to ``-o``, for ``spark-submit``."""
+    import shutil
+
+    from migrate.pipeline import environment
+
+    out = Path(args.output)
+    if out.is_dir() or not out.name.endswith(".tar.gz"):
+        print(f"error: --output {out}: expected a file name ending in .tar.gz", file=sys.stderr)
+        return 2
+    if not os.access(out.absolute().parent, os.W_OK | os.X_OK):
+        print(f"error: --output {out}: {out.absolute().parent} is not a writable directory", file=sys.stderr)
+        return 2
+    try:
+        archive = environment.build(None if args.quiet else lambda line: print(line, file=sys.stderr))
+    except environment.PackError as exc:
+        print(f"error: cannot pack the executors' environment: {exc}", file=sys.stderr)
+        return 2
+    shutil.copyfile(archive, out)
+    print(f"{out}: the executors' Python environment ({out.stat().st_size // 2**20} MiB)")
+    print(
+        f"spark-submit: --archives {out}#{environment.ALIAS} --conf spark.pyspark.python={environment.EXECUTOR_PYTHON}"
+    )
+    return 0
+
+
+def configure_package(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-o", "--output", required=True, help="the archive to write (.tar.gz)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=cmd_package)

@@ -2,10 +2,11 @@
 
 Three things this machine taught (runtime.md): without ``SPARK_LOCAL_IP`` Spark sends a DNS query off the
 machine at start; without ``PYSPARK_PYTHON`` the Python workers may run another interpreter with other package
-versions; the UI is a server nobody asked for. On a real cluster the executors need our code: the driver ships
-``zkmodel`` and ``migrate`` as one zip (``addPyFile``), so the same job runs there without installing
-bridgekeeper on every executor (its third-party dependencies -- pyarrow, pandas, orjson, ortools -- must be on
-the executors' Python, as for any PySpark job).
+versions; the UI is a server nobody asked for. On a real cluster the executors need our code and its
+dependencies: the driver ships ``zkmodel`` and ``migrate`` as one zip (``addPyFile``) with every run, and the
+third-party packages as a packed environment (:mod:`migrate.pipeline.environment`, ``spark.archives``) unless the
+operator chose the executors' Python (``spark.pyspark.python``, ``PYSPARK_PYTHON``) or archives
+(``spark.archives``) themselves. ``local[*]`` needs neither: its workers run the driver's own interpreter.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import os
 import sys
 import tempfile
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +41,29 @@ def ship_code(directory: str) -> str:
     return str(target)
 
 
+def executors_environment(
+    master: str | None, conf: Mapping[str, str], say: Callable[[str], None] | None = None
+) -> dict[str, str]:
+    """The settings that ship the packed environment to the executors of a non-local ``master`` (None: local, or
+    the operator chose the executors' Python or archives), packing it if the cache has none."""
+    if master is None or _local(master):
+        return {}
+    if "spark.archives" in conf or "spark.pyspark.python" in conf or os.environ.get("PYSPARK_PYTHON"):
+        return {}
+    from migrate.pipeline import environment
+
+    archive = environment.build(say)
+    return {"spark.archives": f"{archive}#{environment.ALIAS}", "spark.pyspark.python": environment.EXECUTOR_PYTHON}
+
+
 def spark_session(master: str | None = None, conf: Mapping[str, str] | None = None, app: str = "bridgekeeper") -> Any:
-    """Start (or join) the SparkSession. ``master`` None means: what spark-submit set, else ``local[*]``."""
+    """Start (or join) the SparkSession. ``master`` None means: what spark-submit set, else ``local[*]``.
+
+    ``spark.pyspark.python`` in ``conf`` is the executors' Python (PySpark reads only ``PYSPARK_PYTHON``, which
+    spark-submit sets from that setting; here we do it)."""
+    conf = dict(conf or {})
+    if "spark.pyspark.python" in conf:
+        os.environ["PYSPARK_PYTHON"] = conf["spark.pyspark.python"]
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     chosen = master or os.environ.get("MASTER") or None
@@ -62,7 +84,7 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
         "spark.sql.session.timeZone": "UTC",
         "spark.driver.memory": "2g",
     }
-    settings.update(conf or {})
+    settings.update(conf)
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

@@ -91,6 +91,11 @@ def _rows(e: Env, name: str = "clean", *defects: str) -> str:
     return str(out)
 
 
+def _no_master(*argv: str) -> Argv:
+    """A pipeline command against a Spark master nobody listens on: refused before a JVM starts."""
+    return lambda e: [*argv, _rows(e), "-o", str(e.tmp / "out-unreachable"), "--master", f"spark://{e.closed}"]
+
+
 def _node_props(e: Env, zookeeper: str) -> str:
     path = e.tmp / "server.properties"
     path.write_text(f"broker.id=1\nzookeeper.connect={zookeeper}\nzookeeper.connection.timeout.ms=1500\n"
@@ -270,18 +275,23 @@ CONTRACT: dict[str, Row] = {
     ),
     "pipeline model": Row(
         input=[lambda e: ["pipeline", "model", e.missing, "-o", str(e.tmp / "m")]],
-        unreachable=None,
+        unreachable=_no_master("pipeline", "model"),
         not_here="Spark runs: tests/spark",
     ),
     "pipeline report": Row(
         input=[lambda e: ["pipeline", "report", e.missing, "-o", str(e.tmp / "r")]],
-        unreachable=None,
+        unreachable=_no_master("pipeline", "report"),
         not_here="Spark runs: tests/spark",
     ),
     "pipeline plan": Row(
         input=[lambda e: ["pipeline", "plan", "rebalance", e.missing, "-o", str(e.tmp / "pl")]],
-        unreachable=None,
+        unreachable=_no_master("pipeline", "plan", "rebalance"),
         not_here="Spark runs: tests/spark",
+    ),
+    "pipeline package": Row(
+        input=[lambda e: ["pipeline", "package", "-o", str(e.tmp)]],
+        unreachable=None,
+        not_here="offline, finds nothing; done packs ~140 MB: tests/spark/test_standalone.py",
     ),
     "pipeline synth": Row(
         input=[lambda e: ["pipeline", "synth", "-o", str(e.tmp / "s.csv")]],
