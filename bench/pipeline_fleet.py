@@ -1,6 +1,7 @@
 """The fleet pipeline at a million partitions: wall time per stage, plan quality, peak memory.
 
     python -m bench.pipeline_fleet --topics 100000 --partitions 10 --brokers 200 --racks 6 --master local[2]
+    python -m bench.pipeline_fleet ... --master spark://127.0.0.1:7077 --conf spark.executor.memory=3g
 
 Two synthetic clusters of the same shape (``pipeline synth``; generated once into --workdir and reused): a
 Kafka-placed one, decommissioned by 3 brokers, and a skewed one (30 % of replicas piled on a third of the
@@ -106,6 +107,7 @@ def main() -> None:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--workdir", default="/tmp/bench-pipeline")
     ap.add_argument("--skip-baseline", action="store_true")
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="Spark setting (executor memory)")
     args = ap.parse_args()
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
@@ -113,7 +115,8 @@ def main() -> None:
     generate(clean, args, 0.0, 1)
     generate(skewed, args, 0.3, 2)
 
-    spark = spark_session(args.master, {"spark.driver.memory": "3g"})
+    # A non-local master gets the packed executors' environment from spark_session, as the CLI's runs do.
+    spark = spark_session(args.master, {"spark.driver.memory": "3g", **dict(c.split("=", 1) for c in args.conf)})
     jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
     results = {}
     with PeakSampler(jvm_pid) as sampler:

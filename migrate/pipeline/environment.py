@@ -40,7 +40,7 @@ import socket
 import sys
 import tempfile
 import venv
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from importlib import metadata
 from pathlib import Path
 
@@ -53,8 +53,8 @@ PROJECT = "bridgekeeper"
 EXTRA = "spark"
 
 #: Not packed: the cluster's Spark provides PySpark and Py4J on the executors' path (and they must match it);
-#: the report is rendered on the driver.
-NOT_SHIPPED = frozenset({"pyspark", "py4j", "jinja2", "plotly"})
+#: the report is rendered and the archive packed on the driver.
+NOT_SHIPPED = frozenset({"pyspark", "py4j", "jinja2", "plotly", "venv-pack"})
 
 #: Cache of packed archives: ``$BRIDGEKEEPER_CACHE``, else ``$XDG_CACHE_HOME/bridgekeeper``, else ~/.cache/...
 CACHE_ENV = "BRIDGEKEEPER_CACHE"
@@ -133,7 +133,7 @@ def _copy_distribution(dist: metadata.Distribution, site: Path) -> None:
         shutil.copy2(source, target)
 
 
-def build(say: object = None) -> Path:
+def build(say: Callable[[str], None] | None = None) -> Path:
     """The packed executors' environment, from the cache or packed now (tens of seconds, once per key)."""
     import venv_pack
 
@@ -141,7 +141,7 @@ def build(say: object = None) -> Path:
     target = cache_dir() / f"pipeline-env-{cache_key(dists)}.tar.gz"
     if target.is_file():
         return target
-    if callable(say):
+    if say is not None:
         say(f"packing the executors' Python environment ({len(dists)} distributions) into {target} (once)")
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="bk-env-", dir=target.parent) as tmp:

@@ -62,6 +62,8 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     ``spark.pyspark.python`` in ``conf`` is the executors' Python (PySpark reads only ``PYSPARK_PYTHON``, which
     spark-submit sets from that setting; here we do it)."""
     conf = dict(conf or {})
+    # The CLI packs first (to refuse a packing failure with one line); any other caller gets the same default.
+    conf.update(executors_environment(master or os.environ.get("MASTER") or None, conf))
     if "spark.pyspark.python" in conf:
         os.environ["PYSPARK_PYTHON"] = conf["spark.pyspark.python"]
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
