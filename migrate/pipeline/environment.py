@@ -164,6 +164,8 @@ _NO_PROGRAM = re.compile(r'Cannot run program "([^"]+)"')
 #: Spark 4: "[PYTHON_VERSION_MISMATCH] Python in worker has different version: 3.12 than that in driver: 3.11";
 #: Spark 3 wrote the same without the colons.
 _VERSION = re.compile(r"Python in worker has different version:?\s*(\d[\d.]*\d)\s+than that in driver:?\s*(\d[\d.]*\d)")
+#: PySpark's worker (or its daemon) exited before it served: what it printed follows this.
+_WORKER_DIED = re.compile(r"Error from python worker:\s*\n\s*(\S[^\n]*)")
 _MASTERS_GONE = ("All masters are unresponsive", "Master removed our application", "Failed to connect to master")
 
 
@@ -173,19 +175,31 @@ def explain(exc: BaseException) -> tuple[int, str] | None:
     text = str(exc)
     found = _VERSION.search(text)
     if found:
-        return 2, (f"the executors run Python {found.group(1)}, the driver {found.group(2)}: give them the "
-                   f"driver's Python (the default packed environment, built by 'pipeline package'), or run the "
-                   f"driver with theirs")  # fmt: skip
+        return 2, (
+            f"the executors run Python {found.group(1)}, the driver {found.group(2)}: give them the "
+            f"driver's Python (the default packed environment, built by 'pipeline package'), or run the "
+            f"driver with theirs"
+        )
     found = _NO_PROGRAM.search(text)
     if found:
-        return 2, (f"the executors cannot run Python {found.group(1)!r}: it does not exist on them (set "
-                   f"spark.pyspark.python / PYSPARK_PYTHON to a Python they have, or leave it unset to ship the "
-                   f"packed environment)")  # fmt: skip
+        return 2, (
+            f"the executors cannot run Python {found.group(1)!r}: it does not exist on them (set "
+            f"spark.pyspark.python / PYSPARK_PYTHON to a Python they have, or leave it unset to ship the "
+            f"packed environment)"
+        )
     found = _MISSING_MODULE.search(text)
     if found:
-        return 2, (f"the executors' Python lacks the module {found.group(1)!r}: ship the packed environment "
-                   f"(leave spark.pyspark.python and spark.archives unset, or pass 'pipeline package' output as "
-                   f"--archives PATH#{ALIAS} with PYSPARK_PYTHON={EXECUTOR_PYTHON})")  # fmt: skip
+        return 2, (
+            f"the executors' Python lacks the module {found.group(1)!r}: ship the packed environment "
+            f"(leave spark.pyspark.python and spark.archives unset, or pass 'pipeline package' output as "
+            f"--archives PATH#{ALIAS} with PYSPARK_PYTHON={EXECUTOR_PYTHON})"
+        )
+    found = _WORKER_DIED.search(text)
+    if found:
+        return 2, (
+            f"the executors' Python could not start PySpark's worker ({found.group(1).strip()[:160]}): "
+            f"give them a working Python (the default packed environment, or spark.pyspark.python)"
+        )
     if any(marker in text for marker in _MASTERS_GONE):
         return 3, "could not reach the Spark master (it did not accept the application)"
     return None

@@ -177,3 +177,39 @@ def test_an_unreachable_master_is_one_line_exit_3(fleet: Path, tmp_path: Path) -
     )
     assert done.returncode == 3, done.stderr
     assert done.stderr.count("\n") == 1 and "could not reach the Spark master" in done.stderr, done.stderr
+
+
+def _other_python() -> str | None:
+    """An interpreter of another minor version than the driver's, if this host has one: a real binary (pyenv's
+    versions), not a shim that only names one."""
+    import glob
+
+    for minor in (12, 13, 10):
+        if minor != sys.version_info[1]:
+            for found in sorted(glob.glob(f"/root/.pyenv/versions/3.{minor}.*/bin/python3.{minor}")):
+                return found
+    return None
+
+
+def test_executors_on_another_python_version_end_in_one_line(cluster: Standalone, fleet: Path, tmp_path: Path) -> None:
+    other = _other_python()
+    if other is None:
+        pytest.skip("no Python of another minor version on this host")
+    done = bk(
+        tmp_path,
+        "pipeline",
+        "report",
+        str(fleet),
+        "-o",
+        str(tmp_path / "out"),
+        "--quiet",
+        "--master",
+        cluster.master,
+        "--conf",
+        f"spark.pyspark.python={other}",
+        "--conf",
+        "spark.task.maxFailures=1",
+    )
+    assert done.returncode == 2, done.stderr
+    line = one_line(done.stderr)
+    assert f"the driver {sys.version_info[0]}.{sys.version_info[1]}" in line, line

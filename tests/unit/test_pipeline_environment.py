@@ -21,6 +21,13 @@ java.io.IOException: Cannot run program "/nowhere/python": error=2, No such file
 VERSION = """[PYTHON_VERSION_MISMATCH] Python in worker has different version: 3.12 than that in driver: 3.11, PySpark
 cannot run with different minor versions."""
 
+WORKER_DIED = """org.apache.spark.SparkException:
+Error from python worker:
+  pyenv: python3.12: command not found
+PYTHONPATH was:
+  /tmp/spark/python/lib/pyspark.zip
+org.apache.spark.SparkException: EOFException occurred while reading the port number from pyspark.daemon's stdout"""
+
 
 @pytest.mark.parametrize(
     ("text", "code", "says"),
@@ -28,6 +35,7 @@ cannot run with different minor versions."""
         (MISSING, 2, "lacks the module 'orjson'"),
         (NO_PROGRAM, 2, "cannot run Python '/nowhere/python'"),
         (VERSION, 2, "run Python 3.12, the driver 3.11"),
+        (WORKER_DIED, 2, "could not start PySpark's worker (pyenv: python3.12: command not found)"),
         ("Exception: All masters are unresponsive! Giving up.", 3, "could not reach the Spark master"),
     ],
 )
