@@ -342,11 +342,27 @@ def configure_plan(p: argparse.ArgumentParser) -> None:
     p.set_defaults(func=cmd_plan)
 
 
+#: spark-submit's primary resource for ``bridgekeeper``: a script outside the packages (run as a file,
+#: ``controller/cli.py`` would put ``controller/`` first on sys.path, where its ``secrets.py`` hides the
+#: standard library's and numpy fails to import).
+LAUNCHER = "bridgekeeper-submit.py"
+_LAUNCHER_TEXT = """\
+\"\"\"spark-submit's entry point for bridgekeeper (written by 'bridgekeeper pipeline package').\"\"\"
+import sys
+
+from controller.cli import main
+
+sys.exit(main())
+"""
+
+
 def cmd_package(args: argparse.Namespace) -> int:
-    """Pack (or take from the cache) the executors' environment and copy it to ``-o``, for ``spark-submit``."""
+    """Pack (or take from the cache) the executors' environment and copy it to ``-o`` with a launcher beside
+    it, for ``spark-submit``."""
     import shutil
 
     from migrate.pipeline import environment
+    from migrate.pipeline.outputs import write_atomic
 
     out = Path(args.output)
     if out.is_dir() or not out.name.endswith(".tar.gz"):
@@ -361,10 +377,14 @@ def cmd_package(args: argparse.Namespace) -> int:
         print(f"error: cannot pack the executors' environment: {exc}", file=sys.stderr)
         return 2
     shutil.copyfile(archive, out)
-    print(f"{out}: the executors' Python environment ({out.stat().st_size // 2**20} MiB)")
-    print(
-        f"spark-submit: --archives {out}#{environment.ALIAS} --conf spark.pyspark.python={environment.EXECUTOR_PYTHON}"
+    launcher = out.parent / LAUNCHER
+    write_atomic(launcher, _LAUNCHER_TEXT)
+    print(f"{out}: the executors' Python environment ({out.stat().st_size // 2**20} MiB); {launcher}: the entry point")
+    flags = (
+        f"--archives {out}#{environment.ALIAS} --conf spark.pyspark.python={environment.EXECUTOR_PYTHON} "
+        f"--conf spark.pyspark.driver.python={sys.executable}"
     )
+    print(f"spark-submit --master MASTER {flags} {launcher} pipeline COMMAND ...")
     return 0
 
 

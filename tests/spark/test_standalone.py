@@ -74,6 +74,29 @@ def bk(cache: Path, *args: str, timeout: float = 300) -> subprocess.CompletedPro
     )
 
 
+def submit(cache: Path, cluster: Standalone, *args: str) -> subprocess.CompletedProcess[str]:
+    """``spark-submit`` of ``bridgekeeper ARGS`` with the archive and launcher ``pipeline package`` wrote in
+    ``cache`` (client mode: this process's Python is the driver's)."""
+    from tests.spark.standalone import SPARK_HOME
+
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "MASTER")}
+    env.update(PYTHONPATH=str(ROOT), SPARK_LOCAL_IP="127.0.0.1", SPARK_HOME=str(SPARK_HOME))
+    argv = [
+        str(SPARK_HOME / "bin" / "spark-submit"),
+        "--master",
+        cluster.master,
+        "--archives",
+        f"{cache / 'env.tar.gz'}#bkenv",
+        "--conf",
+        "spark.pyspark.python=./bkenv/bin/python",
+        "--conf",
+        f"spark.pyspark.driver.python={sys.executable}",
+        str(cache / "bridgekeeper-submit.py"),
+        *args,
+    ]
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300, cwd=cache, check=False)
+
+
 def plan_outputs(out: Path) -> tuple[dict[str, bytes], list[Any], list[Any]]:
     """The plan files byte for byte, and the report's findings and plan figures without paths and timings."""
     files = {p.name: p.read_bytes() for p in sorted(out.glob("cluster-*.json"))}
@@ -105,6 +128,10 @@ def test_plans_on_the_standalone_cluster_equal_local(cluster: Standalone, fleet:
     assert packed.returncode == 0, packed.stderr
     assert (tmp_path / "env.tar.gz").read_bytes() == cached[0].read_bytes(), "package copies the cached archive"
     assert "--archives" in packed.stdout and "spark.pyspark.python=./bkenv/bin/python" in packed.stdout
+    # spark-submit with what 'package' wrote (the archive and the launcher beside it), as docs/pipeline.md shows.
+    submitted = submit(tmp_path, cluster, *args, "-o", str(tmp_path / "submitted"))
+    assert submitted.returncode == 0, submitted.stderr
+    assert plan_outputs(tmp_path / "submitted") == plan_outputs(tmp_path / "local")
     files, findings, plans = plan_outputs(tmp_path / "remote")
     assert files and len(plans) == 2
     assert (files, findings, plans) == plan_outputs(tmp_path / "local")
