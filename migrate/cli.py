@@ -58,8 +58,8 @@ def cmd_zk_get(args: argparse.Namespace) -> int:
 def cmd_zk_scram(args: argparse.Namespace) -> int:
     """Write one credential the way ``kafka-configs --zookeeper`` does. Every flag, file and identity is read
     and checked first, so nothing but the write itself can fail once ZooKeeper is contacted."""
+    from controller.credential_flags import identity, read_secret_file
     from controller.exits import CommandError, UsageError
-    from controller.secrets import identity, read_secret_file
     from controller.security.scram import MAX_ITERATIONS, MECHANISMS, iterations_error
     from controller.store.scram import ScramAdminError, alter_scram
     from controller.zk.errors import NoAuthError
@@ -132,7 +132,7 @@ def configure_zk_get(get: argparse.ArgumentParser) -> None:
 
 
 def configure_zk_scram(scram: argparse.ArgumentParser) -> None:
-    from controller.secrets import VISIBLE, add_identity_flags
+    from controller.credential_flags import VISIBLE, add_identity_flags
     from controller.security.scram import MAX_ITERATIONS, MECHANISMS
 
     scram.add_argument("--zookeeper", required=True, help="connect string host:port[,host:port][/chroot]")

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 
 from controller.cliutil import seconds
-from controller.secrets import add_identity_flags
+from controller.credential_flags import add_identity_flags
 from migrate.connect import add_tls_flag
 
 #: Said when the connection goes mid-way: apply saves the backup before changing any ACL and merges into it on a
@@ -19,8 +19,8 @@ RERUN = "rerun the command (it is safe to rerun)"
 
 
 def cmd_lockdown(args: argparse.Namespace) -> int:
+    from controller.credential_flags import identity
     from controller.exits import CommandError, Unreachable, UsageError
-    from controller.secrets import identity
     from controller.zk.errors import (
         ConnectionClosedError,
         ConnectionLoss,
@@ -108,7 +108,7 @@ def configure_revert(p: argparse.ArgumentParser) -> None:
 def _configure(p: argparse.ArgumentParser, name: str) -> None:
     p.add_argument("--zookeeper", required=True, help="host:port[,host:port][/chroot]")
     add_tls_flag(p)
-    # Not argparse-required: the identity may come from the file flag or the environment (controller.secrets).
+    # Not argparse-required: the identity may come from the file flag or the environment (controller.credential_flags).
     add_identity_flags(
         p, "controller", "the controller's ZooKeeper identity (bridgekeeper.zookeeper.controller.digest)"
     )

@@ -13,8 +13,8 @@ import sys
 import time
 
 from controller.cliutil import seconds
+from controller.credential_flags import add_identity_flags, check_identity, identity
 from controller.exits import CommandError, ExitCode, Unreachable, UsageError
-from controller.secrets import add_identity_flags, check_identity, identity
 from migrate.connect import add_tls_flag
 
 #: ``snapshot check --output`` takes a file; these were its format values before ``--format`` took them over.

@@ -16,7 +16,7 @@ import orjson
 import pytest
 from kazoo.client import KazooClient
 
-from controller.secrets import VISIBLE
+from controller.credential_flags import VISIBLE
 from controller.security.scram import ScramClient, ScramServer, credential_from_string
 from zkmodel import paths
 
