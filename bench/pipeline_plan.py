@@ -1,4 +1,4 @@
-"""The movement-minimal planner (``migrate.pipeline.plan``) on one synthetic cluster: time, moves against the
+"""The movement-minimal planner (``migrate.planner``) on one synthetic cluster: time, moves against the
 lower bound, Kafka's ``--generate`` moves (and its time) on the same input, and the process's max RSS.
 
 The layout is built in memory with numpy (not through ``cluster_znodes``, which is far too slow at 1M
@@ -19,8 +19,8 @@ import time
 
 import numpy as np
 
-from migrate.pipeline.plan import Layout, plan
-from migrate.pipeline.plan.kafka import kafka_generate_moves
+from migrate.planner import Layout, plan
+from migrate.planner.kafka import kafka_generate_moves
 
 
 def distinct(rng: np.random.Generator, rows: int, k: int, pool: np.ndarray) -> np.ndarray:

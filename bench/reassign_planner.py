@@ -1,6 +1,7 @@
-"""``--generate`` at fleet scale: our movement-minimal planner against Kafka's calculateAssignment (the
-baseline) on the same clusters, side by side in one run: time ratio and replica moves of each, with the
-lower bound.
+"""``--generate`` at fleet scale: the planner's per-topic scope (:mod:`migrate.planner.generate`) against Kafka's
+calculateAssignment (the baseline) on the same clusters, side by side in one run: time ratio, replica moves of
+each with the lower bound, and the spread of replicas per broker over all topics (max - min; each topic on its
+own is balanced by both).
 
 Scenarios: one broker decommissioned, and one broker added, on clusters placed by Kafka's own algorithm
 (AdminUtils, a fixed seed). Rack-aware runs give every broker one of three racks.
@@ -14,9 +15,12 @@ import argparse
 import random
 import statistics
 import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
 
-from migrate.reassign.planner import count_moves, kafka_generate, lower_bound, minimal_generate
-from zkmodel.placement import BrokerMetadata, assign_replicas_to_brokers
+from migrate.planner.generate import generate
+from migrate.planner.model import count_moves
+from zkmodel.placement import BrokerMetadata, assign_replicas_to_brokers, calculate_assignment
 
 
 def cluster(
@@ -39,9 +43,9 @@ def run(partitions: int, brokers: int, rounds: int, scenario: str, racks: bool) 
     ours_s, kafka_s = [], []
     for _ in range(rounds):  # alternate so both see the same machine load
         t0 = time.perf_counter()
-        kafka = kafka_generate(current, listed, True, random.Random(2))
+        kafka = calculate_assignment(current, listed, True, random.Random(2))
         t1 = time.perf_counter()
-        ours = minimal_generate(current, listed, True)
+        ours = generate(current, [b.id for b in listed], {b.id: b.rack for b in listed}, True)
         t2 = time.perf_counter()
         kafka_s.append(t1 - t0)
         ours_s.append(t2 - t1)
@@ -50,8 +54,14 @@ def run(partitions: int, brokers: int, rounds: int, scenario: str, racks: bool) 
         f"{partitions:>7} partitions x RF 3, {brokers:>3} brokers, {scenario:<12} "
         f"racks={'yes' if racks else 'no ':<3}  "
         f"kafka {k:6.2f} s  ours {o:6.2f} s  ratio {o / k:5.2f}   moves: kafka {count_moves(current, kafka):>7}  "
-        f"ours {count_moves(current, ours):>6}  bound {lower_bound(current, listed, True):>6}"
+        f"ours {ours.moves:>6}  bound {ours.lower_bound:>6}   spread: kafka {spread(kafka.values())}  "
+        f"ours {spread(ours.assignment.values())}"
     )
+
+
+def spread(lists: Iterable[Sequence[int]]) -> int:
+    counts = Counter(b for replicas in lists for b in replicas)
+    return max(counts.values()) - min(counts.values())
 
 
 def main() -> None:

@@ -1,5 +1,5 @@
 """An independent checker for reassignment plans, written from the definitions (tooling-facts §4) and nothing
-of ``migrate.pipeline.plan``: plain dicts and sets, no arrays, so a bug in the planner's vectorised check
+of ``migrate.planner``: plain dicts and sets, no arrays, so a bug in the planner's vectorised check
 cannot hide the same bug here.
 
 Every violation is one line ``"<kind> <subject>: <detail>"``; kinds: ``partitions`` (a partition missing or
@@ -9,7 +9,7 @@ replica on a broker that is not a target), ``rack`` (fewer than min(RF, R) racks
 the planner's own report is compared on.
 
 The replica band is the tightest any plan meeting the rack rule can reach (:func:`reachable_band`), computed
-here by a different method than the planner's (``migrate.pipeline.plan.reach`` peels subsets of racks exactly):
+here by a different method than the planner's (``migrate.planner.reach`` peels subsets of racks exactly):
 max-min fair progressive filling with a linear program over (replication factor, rack) totals, in floats.
 """
 
@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from ortools.linear_solver import pywraplp
 
 TP = tuple[str, int]
+EPS = 1e-7
 
 
 def name(tp: TP) -> str:
@@ -117,12 +118,15 @@ def rack_averages(rf_counts: Mapping[int, int], sizes: Mapping[str, int]) -> dic
                 totals[s] += y
             solver.Add(sum(parts) == count * r)
         for s in names:
+            # Levels found by one LP are met by the next within a rounding error (0.2 * 5 is 1.0000000000000002,
+            # above a cap of 1; GLOP's 0.4 may be 0.4000000001).
             if s in fixed:
-                solver.Add(totals[s] == fixed[s] * sizes[s])
+                solver.Add(totals[s] >= fixed[s] * sizes[s] - EPS)
+                solver.Add(totals[s] <= fixed[s] * sizes[s] + EPS)
             elif level is None:
                 solver.Add(totals[s] >= t * sizes[s])
             else:
-                solver.Add(totals[s] >= level * sizes[s])
+                solver.Add(totals[s] >= level * sizes[s] - EPS)
         solver.Maximize(t if maximise is None else totals[maximise])
         assert solver.Solve() == pywraplp.Solver.OPTIMAL
         return float(solver.Objective().Value())

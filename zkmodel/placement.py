@@ -16,10 +16,13 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from zkmodel.jvmorder import java_hashmap_order
+
 __all__ = [
     "BrokerMetadata",
     "PlacementError",
     "assign_replicas_to_brokers",
+    "calculate_assignment",
     "rack_alternated_broker_list",
 ]
 
@@ -203,3 +206,35 @@ def _assign_rack_aware(
         result[partition_id] = replicas
         partition_id += 1
     return result
+
+
+NOT_ALL_RACKS = (
+    "Not all brokers have rack information. Add --disable-rack-aware in command line to make replica assignment "
+    "without rack information."
+)
+
+
+def calculate_assignment(
+    current: Mapping[tuple[str, int], Sequence[int]],
+    brokers: Sequence[BrokerMetadata],
+    rack_aware: bool,
+    rng: random.Random | None = None,
+) -> dict[tuple[str, int], list[int]]:
+    """``kafka-reassign-partitions --generate``'s proposal (``ReassignPartitionsCommand.calculateAssignment``):
+    per topic, in the HashMap's order, :func:`assign_replicas_to_brokers` over ``brokers`` from scratch with the
+    topic's partition count and the replication factor of its first partition in that map's order. Racks are
+    dropped unless ``rack_aware``; then brokers with and without racks mixed are refused, as Kafka does."""
+    with_rack = sum(1 for b in brokers if b.rack is not None)
+    if rack_aware and with_rack not in (0, len(brokers)):
+        raise PlacementError("INVALID_REPLICA_ASSIGNMENT", NOT_ALL_RACKS)
+    metas = list(brokers) if rack_aware else [BrokerMetadata(b.id, None) for b in brokers]
+    topics: dict[str, dict[int, int]] = {}
+    for (topic, p), replicas in current.items():
+        topics.setdefault(topic, {})[p] = len(replicas)
+    out: dict[tuple[str, int], list[int]] = {}
+    for topic in java_hashmap_order(list(topics)):
+        _, first = java_hashmap_order([(topic, p) for p in topics[topic]])[0]
+        placed = assign_replicas_to_brokers(metas, len(topics[topic]), topics[topic][first], rng=rng)
+        for p, replicas in placed.items():
+            out[(topic, p)] = list(replicas)
+    return out

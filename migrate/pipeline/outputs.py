@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from migrate import atomic
+from migrate.planner.model import Plan
 from migrate.reassign.plan_files import format_assignment
 
 TP = tuple[str, int]
@@ -36,3 +37,10 @@ def write_plan(
     rollback = f"{stem}-rollback.json"
     write_atomic(rollback, format_assignment({tp: current[tp] for tp in changed}) + "\n")
     return [*written, rollback]
+
+
+def write_plan_files(plan: Plan, path: str) -> list[str]:
+    """Write a :class:`~migrate.planner.model.Plan` (``path``), its waves and its rollback file with
+    :func:`write_plan`; return the paths written. Each file goes to a temporary file in the same directory and is
+    renamed, so a reader never sees half a plan."""
+    return write_plan(path, plan.changed, plan.current, plan.waves)

@@ -1,7 +1,7 @@
 """Planning as Spark work: one cluster per task, on an executor, through ``cogroup(...).applyInPandas``.
 
 A cluster's balance is one problem (every broker's count depends on every partition), so the unit of work is a
-cluster: its partitions and brokers arrive together in one Python worker, :func:`migrate.pipeline.plan.plan`
+cluster: its partitions and brokers arrive together in one Python worker, :func:`migrate.planner.plan`
 solves it there, and only the changed partitions and a small summary come back. A fleet of clusters plans in
 parallel across executors; the driver never sees an unchanged partition. The driver writes the plan files
 (executors may not share its filesystem).
@@ -42,7 +42,7 @@ def plan_cluster(request: PlanRequest, key: tuple[Any, ...], parts: Any, brokers
     """The ``applyInPandas`` body for one cluster: pandas frames in, changes and a summary row out."""
     import pandas as pd
 
-    from migrate.pipeline.plan import Layout, PlanRequestError, plan
+    from migrate.planner import Layout, PlanRequestError, plan
 
     cluster = str(key[0])
     layout = Layout(

@@ -1,4 +1,4 @@
-"""The movement-minimal planner (``migrate.pipeline.plan``), judged by an independent checker
+"""The movement-minimal planner (``migrate.planner``), judged by an independent checker
 (``tests/plancheck.py``): every operation on small and medium layouts (racks and none, RF 1-3, unequal racks,
 skew, unregistered brokers, rack-violating partitions, RF = racks, RF > racks), hypothesis on small random
 layouts, an exhaustive search on tiny ones, waves, plan files, and refused requests."""
@@ -18,8 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from migrate.pipeline.plan import Layout, Plan, PlanRequestError, lower_bound, plan, reach, write_plan_files
-from migrate.pipeline.plan.model import index_layout
+from migrate.pipeline.outputs import write_plan_files
+from migrate.planner import Layout, Plan, PlanRequestError, lower_bound, plan, reach
+from migrate.planner.model import index_layout
 from migrate.reassign.plan_files import parse_reassignment, read_text
 from migrate.reassign.waves import participants
 from migrate.snapshot.synthetic import ClusterSpec, cluster_znodes

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 from ortools.graph.python import min_cost_flow
 
-from migrate.pipeline.plan.model import IntArray
+from migrate.planner.model import IntArray
 
 
 class FlowError(RuntimeError):
@@ -78,7 +78,9 @@ def soft_band(lo: int, hi: int, total: int, cycle_moves: int) -> tuple[int, list
     return move, tiers[0]
 
 
-def soft_bands(bands: list[tuple[int, int]], total: int, cycle_moves: int) -> tuple[int, list[list[tuple[int, int]]]]:
+def soft_bands(
+    bands: list[tuple[int, int]], total: int, cycle_moves: int, prefer: list[int] | None = None
+) -> tuple[int, list[list[tuple[int, int]]]]:
     """The cost of one move and, per band [lo, hi] in ``bands``, the (capacity, cost) tiers of the arcs to the
     sink of a broker held to it (brokers of different racks may be held to different bands, :mod:`.reach`).
 
@@ -97,20 +99,28 @@ def soft_bands(bands: list[tuple[int, int]], total: int, cycle_moves: int) -> tu
     cycles of the residual network, and a cycle passes each broker and aggregate node at most once, so it
     makes at most ``cycle_moves`` (brokers + aggregates + 2) moves and changes two brokers' counts (through the
     sink) by one. Keeping the costs that small (instead of proportional to the number of movers) matters:
-    OR-Tools' cost scaling runs one phase per factor of its cost range."""
+    OR-Tools' cost scaling runs one phase per factor of its cost range.
+
+    ``prefer`` (per band, in ``0..W-1``) adds a fourth scale: which brokers take the units between L and U when
+    the band leaves a choice, lower first. Every other cost is multiplied by W and the preference added to the
+    in-band tier; a cycle changes two brokers' in-band units by one each, so it shifts the preference by less
+    than W, less than one move. The per-topic scope uses it to hand each topic's remainders to the brokers
+    holding fewest over the topics placed before (as Kafka's random start spreads them)."""
     above = _widths(total)
     belows = [_widths(lo) for lo, _ in bands]
     k = max([len(above), *map(len, belows)])
-    step = cycle_moves + 1
+    prefs = prefer if prefer is not None else [0] * len(bands)
+    scale = max(prefs, default=0) + 1
+    step = (cycle_moves + 1) * scale
     big = (2 * k + 2) * step
     out: list[list[tuple[int, int]]] = []
-    for (lo, hi), below in zip(bands, belows, strict=True):
+    for (lo, hi), below, pref in zip(bands, belows, prefs, strict=True):
         tiers = [(w, step * (len(below) - i)) for i, w in enumerate(below)]
         if hi > lo:
-            tiers.append((hi - lo, big))
+            tiers.append((hi - lo, big + pref))
         tiers += [(w, 2 * big + step * (1 + i)) for i, w in enumerate(above)]
         out.append(tiers)
-    return 1, out
+    return scale, out
 
 
 @dataclass(frozen=True)
@@ -127,19 +137,34 @@ class Bands:
         return max(cost for tiers in self.tiers for _, cost in tiers)
 
 
-def broker_bands(lo: IntArray, hi: IntArray, total: int, cycle_moves: int) -> Bands:
-    """:func:`soft_bands` for brokers held to [lo[i], hi[i]] each, grouped by band."""
-    distinct, group = np.unique(np.stack([lo, hi], axis=1), axis=0, return_inverse=True)
-    move, tiers = soft_bands([(int(a), int(b)) for a, b in distinct.tolist()], total, cycle_moves)
+def broker_bands(lo: IntArray, hi: IntArray, total: int, cycle_moves: int, prefer: IntArray | None = None) -> Bands:
+    """:func:`soft_bands` for brokers held to [lo[i], hi[i]] each (preferring low ``prefer[i]`` for the units
+    inside the band), grouped by band."""
+    pref = np.zeros(len(lo), dtype=np.int64) if prefer is None else prefer
+    distinct, group = np.unique(np.stack([lo, hi, pref], axis=1), axis=0, return_inverse=True)
+    move, tiers = soft_bands(
+        [(int(a), int(b)) for a, b, _ in distinct.tolist()],
+        total,
+        cycle_moves,
+        None if prefer is None else [int(c) for _, _, c in distinct.tolist()],
+    )
     return Bands(move, group.reshape(-1).astype(np.int64), tiers)
 
 
 def add_bands(arcs: Arcs, bal: IntArray, sink: int, bands: Bands) -> None:
-    for g, tiers in enumerate(bands.tiers):
-        add_band(arcs, bal[bands.group == g], sink, tiers)
+    """Every broker's tiers to the sink, as one block of arcs (a tier per broker group would be one
+    :meth:`Arcs.add` call each: thousands per small network)."""
+    if not len(bal):
+        return
+    sizes = np.asarray([len(t) for t in bands.tiers], dtype=np.int64)
+    caps = np.asarray([c for tiers in bands.tiers for c, _ in tiers], dtype=np.int64)
+    costs = np.asarray([c for tiers in bands.tiers for _, c in tiers], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    per = sizes[bands.group]  # tiers of each broker
+    owner = np.repeat(np.arange(len(bal)), per)
+    pick = np.repeat(starts[bands.group], per) + group_rank(owner)
+    arcs.add(bal[owner], np.full(len(owner), sink, dtype=np.int64), caps[pick], costs[pick])
 
 
 def add_band(arcs: Arcs, bal: IntArray, sink: int, tiers: list[tuple[int, int]]) -> None:
-    heads = np.full(len(bal), sink, dtype=np.int64)
-    for cap, cost in tiers:
-        arcs.add(bal, heads, cap, cost)
+    add_bands(arcs, bal, sink, Bands(0, np.zeros(len(bal), dtype=np.int64), [tiers]))

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from migrate.pipeline.plan.model import Indexed, Layout, index_layout, unique
+from migrate.planner.model import Indexed, Layout, index_layout, unique
 
 
 def bound(ix: Indexed) -> int:

@@ -5,10 +5,10 @@ the lower bound (:mod:`.bounds`); replicas placed by the min-cost flow (:mod:`.r
 more candidates when the sampled network left a broker out of band (or, on smaller layouts, moved more than
 the bound); preferred leaders balanced by reordering (:mod:`.leaders`), likewise retried; the result checked
 from scratch (:mod:`.check`); Kafka's ``--generate`` counted for comparison (:mod:`.kafka`); waves
-(:mod:`.files`).
+(:mod:`.waves`).
 
-Pure: no I/O (the plan files are written by :func:`migrate.pipeline.plan.files.write_plan_files` alone), no
-randomness beyond ``seed`` (given to Kafka's proposal only), so a Spark task can be retried safely.
+Pure: no I/O (the plan files are written by :func:`migrate.pipeline.outputs.write_plan_files`), no randomness
+beyond ``seed`` (given to Kafka's proposal only), so a Spark task can be retried safely.
 """
 
 from __future__ import annotations
@@ -18,12 +18,19 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from migrate.pipeline.plan import check, leaders, replicas
-from migrate.pipeline.plan.bounds import bound
-from migrate.pipeline.plan.files import waves
-from migrate.pipeline.plan.kafka import kafka_generate_moves
-from migrate.pipeline.plan.model import TP, Indexed, IntArray, Layout, Plan, PlanRequestError, index_layout, unique
-from migrate.pipeline.plan.request import resolve
+from migrate.planner import check, leaders, replicas
+from migrate.planner.bounds import bound
+from migrate.planner.kafka import kafka_generate_moves
+from migrate.planner.model import TP, Indexed, IntArray, Layout, Plan, PlanRequestError, index_layout, unique
+from migrate.planner.request import resolve
+from migrate.planner.waves import waves
+
+
+def solve(ix: Indexed, lower: int) -> tuple[IntArray, list[str]]:
+    """The new replica of every slot of ``ix`` (replicas placed, then preferred leaders), and notes on replicas
+    that found no valid broker; ``lower`` is :func:`.bounds.bound` of ``ix``."""
+    rep, notes = _place(ix, lower)
+    return _leaders(ix, rep), notes
 
 
 def _place(ix: Indexed, lower: int) -> tuple[IntArray, list[str]]:
@@ -82,9 +89,8 @@ def plan(
     ix = index_layout(layout.assignment, request.targets, request.racks, request.rack_aware)
     lower = bound(ix)
     warnings = list(request.warnings)
-    rep, notes = _place(ix, lower)
+    rep, notes = solve(ix, lower)
     warnings += notes
-    rep = _leaders(ix, rep)
 
     firsts = ix.off[:-1]
     changed_slots = np.flatnonzero(rep != ix.rep)

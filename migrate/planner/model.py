@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from migrate.pipeline.plan.reach import replica_band
+from migrate.planner.reach import replica_band
 
 TP = tuple[str, int]
 IntArray = npt.NDArray[np.int64]
@@ -81,6 +81,10 @@ class Indexed:
     rack: IntArray
     racks: list[str]
     aware: bool  # the rack rule applies (every target has a rack)
+    #: Per broker index, a tie-break for the units inside a band, lower first (replicas, preferred leaders);
+    #: None: no preference (:func:`migrate.planner.flow.soft_bands`).
+    prefer: IntArray | None = None
+    lead_prefer: IntArray | None = None
 
     @property
     def n_partitions(self) -> int:
@@ -102,7 +106,7 @@ class Indexed:
     @functools.cached_property
     def band(self) -> tuple[IntArray, IntArray]:
         """Per broker index, the [lo, hi] its replica count is held to: the tightest band any plan meeting the
-        rack rule can reach (:mod:`migrate.pipeline.plan.reach`); (0, 0) for brokers that are not targets."""
+        rack rule can reach (:mod:`migrate.planner.reach`); (0, 0) for brokers that are not targets."""
         return replica_band(self.rf, self.target, self.rack, len(self.racks) if self.aware else 0)
 
     @functools.cached_property
@@ -114,6 +118,11 @@ class Indexed:
         topic_crc = np.fromiter(map(crc.__getitem__, topics), dtype=np.uint64, count=len(topics))
         numbers = np.fromiter((p for _, p in self.tps), dtype=np.int64, count=len(self.tps)).astype(np.uint64)
         return mix64((topic_crc << np.uint64(32)) ^ numbers)
+
+
+def count_moves(current: Mapping[TP, Sequence[int]], proposed: Mapping[TP, Sequence[int]]) -> int:
+    """Replicas placed on a broker that did not hold that partition (the dict form of :func:`.check.moves`)."""
+    return sum(len(set(proposed[tp]) - set(current.get(tp, ()))) for tp in proposed)
 
 
 def unique(a: IntArray) -> IntArray:

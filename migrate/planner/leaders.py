@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from migrate.pipeline.plan.check import distance
-from migrate.pipeline.plan.flow import Arcs, add_band, band, group_rank, soft_band
-from migrate.pipeline.plan.model import Indexed, IntArray, mix64
+from migrate.planner.check import distance
+from migrate.planner.flow import Arcs, Bands, add_band, add_bands, band, group_rank, soft_band, soft_bands
+from migrate.planner.model import Indexed, IntArray, mix64
 
 
 def _candidates(ix: Indexed, rep: IntArray, lo: int, level: int) -> IntArray:
@@ -61,10 +61,14 @@ def balance(ix: Indexed, rep: IntArray, level: int = 0) -> IntArray:
     ok = ix.target[b]
     slot, owner, b = slot[ok], owner[ok], b[ok]
     sink, bal0, cand0 = 0, 1, 1 + n
-    move, tiers = soft_band(lo, hi, n_p, n + 2)
     arcs = Arcs()
+    if ix.lead_prefer is None:
+        move, tiers = soft_band(lo, hi, n_p, n + 2)
+        add_band(arcs, bal0 + np.arange(n), sink, tiers)
+    else:
+        move, per = soft_bands([(lo, hi)] * n, n_p, n + 2, ix.lead_prefer[targets].tolist())
+        add_bands(arcs, bal0 + np.arange(n), sink, Bands(move, np.arange(n), per))
     c_lo, c_hi = arcs.add(cand0 + owner, bal0 + tpos[b], 1, move * (slot != ix.off[cand][owner]).astype(np.int64))
-    add_band(arcs, bal0 + np.arange(n), sink, tiers)
     supplies = np.zeros(cand0 + len(cand), dtype=np.int64)
     lead = rep[ix.off[:-1]]
     fixed = np.ones(n_p, dtype=np.bool_)

@@ -1,7 +1,7 @@
 """Replica placement as one min-cost flow (OR-Tools ``SimpleMinCostFlow``), exact over a candidate set.
 
 **The network.** Every target broker b has one node ``bal_b`` holding, as supply, its replicas that stay unless
-the flow moves them; it drains to the sink through tiered arcs (:func:`~migrate.pipeline.plan.flow.soft_bands`):
+the flow moves them; it drains to the sink through tiered arcs (:func:`~migrate.planner.flow.soft_bands`):
 convex costs that make its band [L, U] (the reachable one, :mod:`.reach`: per rack when the racks force it) a
 *soft* constraint -- always feasible, so a layout that cannot meet it still gets the closest plan, and what it
 misses is found afterwards (:mod:`.check`). Replicas that may move are *mover*
@@ -62,8 +62,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from migrate.pipeline.plan.flow import Arcs, add_bands, broker_bands, group_rank
-from migrate.pipeline.plan.model import BoolArray, Indexed, IntArray, mix64, unique, unique_counts
+from migrate.planner.flow import Arcs, add_bands, broker_bands, group_rank
+from migrate.planner.model import BoolArray, Indexed, IntArray, mix64, unique, unique_counts
 
 EXACT_BROKERS = 40
 GROUPS = 8
@@ -326,7 +326,8 @@ def place(ix: Indexed, level: int = 0) -> Placement:
     n_nodes = vout0 + n_viol
 
     agg_node = np.concatenate([rack0 + np.arange(n_racks), grp0 + np.arange(n_groups)])
-    bands = broker_bands(lo[targets], hi[targets], total, n + n_aggs + 2)
+    prefer = None if ix.prefer is None else ix.prefer[targets]
+    bands = broker_bands(lo[targets], hi[targets], total, n + n_aggs + 2, prefer)
     move = bands.move
     esc_cost = 4 * bands.top
     arcs = Arcs()

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from migrate.pipeline.plan.model import Layout, PlanRequestError
+from migrate.planner.model import Layout, PlanRequestError
 
 OPERATIONS = ("rebalance", "decommission", "add-brokers", "fix-racks")
 

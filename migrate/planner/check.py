@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from migrate.pipeline.plan.flow import band
-from migrate.pipeline.plan.model import Indexed, IntArray, unique
+from migrate.planner.flow import band
+from migrate.planner.model import Indexed, IntArray, unique
 
 
 def violations(ix: Indexed, rep: IntArray) -> list[str]:

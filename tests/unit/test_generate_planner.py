@@ -1,5 +1,6 @@
-"""``--generate`` planning: Kafka's calculateAssignment reproduced, and ours checked for validity, balance,
-determinism and moving exactly the lower bound (rack-unaware) on random clusters."""
+"""``--generate`` planning: Kafka's calculateAssignment reproduced, and the planner's per-topic scope checked for
+validity, balance, determinism and moving exactly the lower bound (rack-unaware) on random clusters, and for
+spreading each topic's remainders over the brokers across topics."""
 
 from __future__ import annotations
 
@@ -13,9 +14,30 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from migrate.reassign.planner import PlanError, count_moves, kafka_generate, lower_bound, minimal_generate
+from migrate.planner.generate import Proposal, generate
+from migrate.planner.model import PlanRequestError, count_moves
+from tests import plancheck
 from zkmodel.placement import BrokerMetadata as B
-from zkmodel.placement import assign_replicas_to_brokers
+from zkmodel.placement import PlacementError, assign_replicas_to_brokers, calculate_assignment
+
+Assignment = dict[tuple[str, int], list[int]]
+
+
+def propose(current: Assignment, brokers: list[B], rack_aware: bool) -> Proposal:
+    return generate(current, [b.id for b in brokers], {b.id: b.rack for b in brokers}, rack_aware)
+
+
+def minimal_generate(current: Assignment, brokers: list[B], rack_aware: bool) -> Assignment:
+    """The proposal as ``--generate`` prints it."""
+    return {tp: list(r) for tp, r in propose(current, brokers, rack_aware).assignment.items()}
+
+
+def lower_bound(current: Assignment, brokers: list[B], rack_aware: bool) -> int:
+    return propose(current, brokers, rack_aware).lower_bound
+
+
+def kafka_generate(current: Assignment, brokers: list[B], rack_aware: bool, rng: random.Random) -> Assignment:
+    return calculate_assignment(current, brokers, rack_aware, rng)
 
 
 def per_topic_counts(plan: dict[tuple[str, int], list[int]], topic: str, brokers: list[int]) -> Counter[int]:
@@ -54,7 +76,9 @@ def test_minimal_generate_is_valid_balanced_and_meets_the_lower_bound(
     for topic in {t for t, _p in current}:
         counts = per_topic_counts(plan, topic, listed)
         assert max(counts.values()) - min(counts.values()) <= 1
-    assert count_moves(current, plan) >= lower_bound(current, brokers, rack_aware=True)
+    proposal = propose(current, brokers, rack_aware=True)
+    assert proposal.moves == count_moves(current, plan) == proposal.lower_bound  # rack-unaware: the bound is met
+    assert proposal.violations == []
     assert minimal_generate(current, brokers, rack_aware=True) == plan  # deterministic
 
 
@@ -162,18 +186,34 @@ def _kafka_seeded(c: Any, b: Any, r: bool) -> Any:
 
 @pytest.mark.parametrize("plan", [minimal_generate, _kafka_seeded])
 def test_kafkas_refusals(plan: Callable[..., Any]) -> None:
-    with pytest.raises(PlanError, match=r"^Replication factor: 3 larger than available brokers: 2\.$"):
+    refused = (PlanRequestError, PlacementError)
+    with pytest.raises(refused, match=r"^Replication factor: 3 larger than available brokers: 2\.$"):
         plan({("t", 0): [1, 2, 3]}, [B(1), B(2)], True)
-    with pytest.raises(PlanError, match=r"^Not all brokers have rack information\. Add --disable-rack-aware"):
-        plan({("t", 0): [1]}, [B(1, "a"), B(2)], True)
     assert plan({("t", 0): [1]}, [B(1, "a"), B(2)], False)
 
 
+def test_kafkas_rack_refusal() -> None:
+    with pytest.raises(PlacementError, match=r"^Not all brokers have rack information\. Add --disable-rack-aware"):
+        _kafka_seeded({("t", 0): [1]}, [B(1, "a"), B(2)], True)
+
+
 def test_bad_current_assignments_name_the_partition() -> None:
-    with pytest.raises(PlanError, match="t-0 has an empty replica list"):
+    with pytest.raises(PlanRequestError, match="t-0 has an empty replica list"):
         minimal_generate({("t", 0): []}, [B(1)], True)
-    with pytest.raises(PlanError, match=r"t-1 lists a replica more than once"):
+    with pytest.raises(PlanRequestError, match=r"t-1 lists broker 1 more than once"):
         minimal_generate({("t", 1): [1, 1]}, [B(1), B(2)], True)
+
+
+def test_remainders_spread_over_the_brokers_across_topics() -> None:
+    """Forty topics of 4 partitions x RF 1 over 3 brokers: each topic leaves one broker with a second replica.
+    Per topic any choice is balanced; over the topics the extra replicas go round (Kafka's random start spreads
+    them too), so no broker ends more than one above another."""
+    current = {(f"t{t:02d}", p): [4] for t in range(40) for p in range(4)}  # broker 4 leaves
+    plan = minimal_generate(current, [B(1), B(2), B(3)], True)
+    counts = Counter(r[0] for r in plan.values())
+    assert max(counts.values()) - min(counts.values()) <= 1, counts
+    for t in range(40):
+        assert max(per_topic_counts(plan, f"t{t:02d}", [1, 2, 3]).values()) == 2
 
 
 @st.composite
@@ -203,3 +243,57 @@ def test_rack_aware_plans_keep_one_replica_per_rack_and_balance_within_each_rack
         members = [counts[b] for b in rack if rack[b] == r]
         assert max(members) - min(members) <= 1
     assert count_moves(current, plan) >= lower_bound(current, listed, rack_aware=True)
+
+
+@st.composite
+def unequal_racks(draw: st.DrawFn) -> tuple[Assignment, list[B]]:
+    """Two to four racks of one to four brokers, RF 1-4 (below, at or above the rack count), one to three
+    topics placed anywhere over the brokers, then a broker removed, or one added, or neither."""
+    sizes = [draw(st.integers(1, 4)) for _ in range(draw(st.integers(2, 4)))]
+    brokers = [B(10 * k + i, f"r{k}") for k, size in enumerate(sizes) for i in range(1, size + 1)]
+    rf = draw(st.integers(1, min(4, len(brokers) - 1)))
+    ids = [b.id for b in brokers]
+    current = {
+        (f"t{t}", p): draw(st.permutations(ids))[:rf]
+        for t in range(draw(st.integers(1, 3)))
+        for p in range(draw(st.integers(1, 9)))
+    }
+    change = draw(st.sampled_from(["remove", "add", "none"]))
+    if change == "remove":
+        brokers.remove(draw(st.sampled_from(brokers)))
+    elif change == "add":
+        brokers.append(B(99, draw(st.sampled_from([b.rack for b in brokers]))))
+    assume(len(brokers) >= rf)
+    return current, brokers
+
+
+@settings(max_examples=200, deadline=None)
+@given(unequal_racks())
+def test_each_topic_meets_its_reachable_band_under_an_independent_checker(cluster: tuple[Assignment, list[B]]) -> None:
+    """Per topic, the independent checker (its own reachable band, by linear programming) finds nothing the
+    planner did not report itself; the moves are at least the bound and never more than Kafka's valid ones."""
+    current, listed = cluster
+    ids = [b.id for b in listed]
+    racks = {b.id: b.rack for b in listed}
+    proposal = propose(current, listed, rack_aware=True)
+    reported = plancheck.keys(proposal.violations)
+    found: set[str] = set()
+    for topic in {t for t, _p in current}:
+        before = {tp: r for tp, r in current.items() if tp[0] == topic}
+        after = {tp: proposal.assignment[tp] for tp in before}
+        found |= plancheck.keys(plancheck.check(before, after, ids, racks, True))
+    assert found <= reported, (found, proposal.violations)
+    assert proposal.moves == count_moves(current, proposal.assignment) >= proposal.lower_bound
+    kafka = kafka_generate(current, listed, True, random.Random(5))
+    kafka_valid = all(
+        not plancheck.check(
+            {tp: r for tp, r in current.items() if tp[0] == topic},
+            {tp: r for tp, r in kafka.items() if tp[0] == topic},
+            ids,
+            racks,
+            True,
+        )
+        for topic in {t for t, _p in current}
+    )
+    if kafka_valid and not reported:
+        assert proposal.moves <= count_moves(current, kafka)
