@@ -8,13 +8,14 @@ partition. The checks' meaning (and why each matters) is in :mod:`migrate.pipeli
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from migrate.pipeline.bands import ClusterBands, cluster_bands
 from migrate.pipeline.summary import CHECKS, BrokerRow, ClusterSummary, Counts, Finding, RackRow
 
 EXAMPLES = 10
-#: Cruise Control's default replica/leader balance band: threshold 1.1 times the 0.9 balance margin.
-BAND = 0.1 * 0.9
+#: The rack key of brokers without broker.rack (in the rack rows and when matching a broker to its band).
 NO_RACK = "(none)"
 UNITS = {
     "malformed_znode": "znodes", "topic_v1": "topics", "no_topic_id": "topics", "delete_marker": "topics",
@@ -23,7 +24,8 @@ UNITS = {
 
 
 def _items(t: dict[str, Any], per_broker: Any, band: Any) -> Any:
-    """(cluster, check, example) for every check (``per_broker``/``band``: :func:`_broker_counts`, :func:`_bands`)."""
+    """(cluster, check, example) for every check (``per_broker``: :func:`_broker_counts`; ``band``: the
+    DataFrame of :func:`_band_frame`)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -66,7 +68,9 @@ def _items(t: dict[str, Any], per_broker: Any, band: Any) -> Any:
         .join(rack_info, ["cluster"])
         .where((F.col("norack") == 0) & (F.col("spread") < F.least("rf", "racks")))
     )  # fmt: skip
-    bands = per_broker.join(band, ["cluster"])
+    # Each broker against its rack's band; brokers without a rack match the NO_RACK row. Unregistered brokers
+    # (never skew-checked) may find no row at all: in a rack-aware cluster there is none for NO_RACK.
+    bands = per_broker.withColumn("band_rack", F.coalesce("rack", F.lit(NO_RACK))).join(band, ["cluster", "band_rack"])
     has = F.col("replicas").isNotNull()
     replica_out = F.col("registered") & ((F.col("replicas") < F.col("rl")) | (F.col("replicas") > F.col("ru")))
     leader_out = F.col("registered") & ((F.col("preferred") < F.col("ll")) | (F.col("preferred") > F.col("lu")))
@@ -124,25 +128,44 @@ def _broker_counts(t: dict[str, Any]) -> Any:
     )
 
 
-def _bands(t: dict[str, Any]) -> Any:
-    """Per cluster the replica band [rl, ru] and preferred-leader band [ll, lu] over the registered brokers.
+def _bands(t: dict[str, Any]) -> dict[str, ClusterBands]:
+    """Per cluster the replica band of each rack and the preferred-leader band (:mod:`migrate.pipeline.bands`:
+    Cruise Control's average ± 9 %, around each rack's reachable average when the rack rule forces one).
 
-    Cruise Control's ReplicaDistributionGoal band (``replica.count.balance.threshold`` 1.1 with its 0.9 balance
-    margin: average ± 9 %, floored and ceiled), not the planner's ±1: Kafka places each topic on its own, so
-    a healthy cluster's brokers differ by a few replicas, and a finding must mean something is skewed."""
+    The inputs are a few rows per cluster (partitions per replication factor, registered brokers per rack), so
+    they are collected and the bands computed on the driver. Clusters without a partition or a registered broker
+    have no band (no broker is skew-checked there)."""
     from pyspark.sql import functions as F
 
     parts = t["partitions"].where(F.col("replicas").isNotNull())
-    totals = parts.groupBy("cluster").agg(F.sum(F.size("replicas")).alias("t"), F.count("*").alias("p"))
-    n = t["brokers"].groupBy("cluster").agg(F.count("*").alias("n"))
-    low, high = 1 - BAND, 1 + BAND
-    return totals.join(n, ["cluster"]).select(
-        "cluster",
-        F.floor(F.col("t") * low / F.col("n")).cast("int").alias("rl"),
-        F.ceil(F.col("t") * high / F.col("n")).cast("int").alias("ru"),
-        F.floor(F.col("p") * low / F.col("n")).cast("int").alias("ll"),
-        F.ceil(F.col("p") * high / F.col("n")).cast("int").alias("lu"),
-    )
+    rf_counts: dict[str, dict[int, int]] = {}
+    for r in parts.groupBy("cluster", F.size("replicas").alias("rf")).agg(F.count("*").alias("n")).collect():
+        rf_counts.setdefault(r["cluster"], {})[int(r["rf"])] = int(r["n"])
+    rack_sizes: dict[str, dict[str | None, int]] = {}
+    for r in t["brokers"].groupBy("cluster", "rack").agg(F.count("*").alias("n")).collect():
+        rack_sizes.setdefault(r["cluster"], {})[r["rack"]] = int(r["n"])
+    out: dict[str, ClusterBands] = {}
+    for cluster, sizes in rack_sizes.items():
+        bands = cluster_bands(rf_counts.get(cluster, {}), sizes)
+        if bands is not None:
+            out[cluster] = bands
+    return out
+
+
+def _by_rack_key(bands: ClusterBands) -> dict[str, tuple[int, int]]:
+    """The replica band per rack key (NO_RACK for brokers without a rack). A rack literally named NO_RACK beside
+    brokers without one shares their key; the cluster is then not rack-aware, so both have the one band."""
+    return {NO_RACK if rack is None else rack: band for rack, band in bands.replicas.items()}
+
+
+def _band_frame(spark: Any, bands: Mapping[str, ClusterBands]) -> Any:
+    """(cluster, band_rack, rl, ru, ll, lu): a few rows per cluster, joined to the per-broker counts."""
+    rows = [
+        (cluster, key, lo, hi, *b.leaders)
+        for cluster, b in sorted(bands.items())
+        for key, (lo, hi) in sorted(_by_rack_key(b).items())
+    ]
+    return spark.createDataFrame(rows, "cluster string, band_rack string, rl int, ru int, ll int, lu int")
 
 
 def _totals(t: dict[str, Any]) -> dict[str, dict[str, int]]:
@@ -172,21 +195,21 @@ def _totals(t: dict[str, Any]) -> dict[str, dict[str, int]]:
 
 def summarize(tables: dict[str, Any], clusters: list[str]) -> list[ClusterSummary]:
     """A :class:`ClusterSummary` per cluster, in the order given (clusters with no rows at all included)."""
-    # Per-broker counts and bands feed both the skew checks and the driver's rows: computed once, kept (a few
-    # rows per broker), instead of re-reading every partition for each use.
+    # Per-broker counts feed both the skew checks and the driver's rows: computed once, kept (a few rows per
+    # broker), instead of re-reading every partition for each use. The bands are already on the driver.
     per_broker = _broker_counts(tables).persist()
-    band = _bands(tables).persist()
     try:
-        return _summarize(tables, clusters, per_broker, band)
+        return _summarize(tables, clusters, per_broker, _bands(tables))
     finally:
         per_broker.unpersist()
-        band.unpersist()
 
 
-def _summarize(tables: dict[str, Any], clusters: list[str], per_broker: Any, band_df: Any) -> list[ClusterSummary]:
+def _summarize(
+    tables: dict[str, Any], clusters: list[str], per_broker: Any, bands: dict[str, ClusterBands]
+) -> list[ClusterSummary]:
     from pyspark.sql import functions as F
 
-    items = _items(tables, per_broker, band_df)
+    items = _items(tables, per_broker, _band_frame(tables["brokers"].sparkSession, bands))
     agg = items.groupBy("cluster", "check").agg(
         F.count("*").alias("count"),
         F.sort_array(F.collect_list(F.when(F.col("n") <= EXAMPLES, F.col("example")))).alias("examples"),
@@ -201,7 +224,6 @@ def _summarize(tables: dict[str, Any], clusters: list[str], per_broker: Any, ban
             BrokerRow(broker=int(r["broker"]), rack=r["rack"], registered=bool(r["registered"]),
                       replicas=int(r["replicas"]), leaders=int(r["leaders"]), preferred=int(r["preferred"]))
         )  # fmt: skip
-    bands = {r["cluster"]: r for r in band_df.collect()}
     totals = _totals(tables)
     out: list[ClusterSummary] = []
     for cluster in clusters:
@@ -215,20 +237,23 @@ def _summarize(tables: dict[str, Any], clusters: list[str], per_broker: Any, ban
             findings.append(Finding(check=check, severity=severity, title=title, count=count,
                                     unit=UNITS.get(check, "partitions"), examples=examples))  # fmt: skip
         rows = brokers.get(cluster, [])
+        band = bands.get(cluster)
+        by_key = _by_rack_key(band) if band else {}
         racks: dict[str, RackRow] = {}
         for b in rows:
             if not b["registered"]:
                 continue
+            lo, hi = by_key.get(NO_RACK if b["rack"] is None else b["rack"], (0, 0))
             rack = racks.setdefault(b["rack"] or NO_RACK, RackRow(rack=b["rack"] or NO_RACK, brokers=0, replicas=0,
-                                                                  leaders=0))  # fmt: skip
+                                                                  leaders=0, band=[lo, hi]))  # fmt: skip
             rack["brokers"] += 1
             rack["replicas"] += b["replicas"]
             rack["leaders"] += b["leaders"]
-        band = bands.get(cluster)
+        spans = list(band.replicas.values()) if band else [(0, 0)]
         out.append(ClusterSummary(
             cluster=cluster, counts=counts, findings=findings, brokers=rows,
             racks=[racks[k] for k in sorted(racks)],
-            replica_band=[int(band["rl"]), int(band["ru"])] if band else [0, 0],
-            leader_band=[int(band["ll"]), int(band["lu"])] if band else [0, 0],
+            replica_band=[min(lo for lo, _ in spans), max(hi for _, hi in spans)],
+            leader_band=list(band.leaders) if band else [0, 0],
         ))  # fmt: skip
     return out

@@ -37,7 +37,8 @@ CHECKS: tuple[tuple[str, Severity, str, str], ...] = (
     ("not_rack_aware", "warning", "Partitions not spread over racks",
      "Fewer distinct racks than min(replication factor, racks): a rack failure takes more than one replica."),
     ("replica_skew", "warning", "Brokers outside the replica balance band",
-     "Replica counts more than 9 % away from the average (Cruise Control's default balance band)."),
+     "Replica counts more than 9 % away from the average (Cruise Control's default balance band); the average "
+     "of the broker's rack when unequal racks make the cluster's unreachable."),
     ("leader_skew", "info", "Brokers outside the leader balance band",
      "Preferred-leader counts more than 9 % away from the average (partitions / brokers)."),
 )  # fmt: skip
@@ -67,6 +68,11 @@ class RackRow(TypedDict):
     brokers: int
     replicas: int
     leaders: int
+    #: [low, high] replicas each registered broker of this rack is held to ([0, 0] when the cluster has no
+    #: partition). The cluster's band unless the rack rule makes that unreachable (replication factor >= racks
+    #: over unequal racks: every rack holds one replica of each partition), then this rack's reachable average
+    #: ± 9 % (see :mod:`migrate.pipeline.bands`).
+    band: list[int]
 
 
 class Counts(TypedDict):
@@ -107,7 +113,9 @@ class ClusterSummary(TypedDict):
     brokers: list[BrokerRow]
     racks: list[RackRow]
     #: [low, high] replicas per registered broker outside which a broker is reported skewed: Cruise Control's
-    #: band, average ± 9 % (the planner's own target is stricter: within one of the average).
+    #: band, average ± 9 % (the planner's own target is stricter: within one of the average). When the racks'
+    #: bands differ (``racks[i]["band"]``) this spans them all, [lowest low, highest high], and a broker is held
+    #: to its own rack's band; otherwise it is the one band every rack shares.
     replica_band: list[int]
     leader_band: list[int]  # the same for preferred leaders
 

@@ -16,7 +16,9 @@ from pathlib import Path
 import orjson
 import pytest
 
+from migrate.pipeline.bands import cluster_bands
 from migrate.pipeline.report import render_html, write_report
+from migrate.pipeline.report.figures import brokers_figure
 from migrate.pipeline.summary import CHECKS, BrokerRow, ClusterSummary, Finding, PlanSummary, RackRow, Summary
 from tests import htmlcheck
 from tests.htmlcheck import Refs, chromium
@@ -50,27 +52,35 @@ def make_cluster(
     seed: int = 1,
 ) -> ClusterSummary:
     """A cluster as findings.py would summarise it: replicas spread over registered brokers with some noise
-    (``skew`` multiplies a broker's share), a few replicas on unregistered ids, racks round-robin."""
+    (``skew`` multiplies a broker's share), a few replicas on unregistered ids, racks round-robin. With RF at
+    least the number of racks every rack holds the same share (one replica of each partition), so the brokers of
+    a smaller rack hold more; the bands are the pipeline's (:func:`cluster_bands`)."""
     rnd = random.Random(seed)
     ids = list(range(1, brokers + 1))
-    weights = {b: rnd.uniform(0.96, 1.04) * (skew or {}).get(b, 1.0) for b in ids}
+    rack_of = {b: racks[(b - 1) % len(racks)] if racks else None for b in ids}
+    size = {r: sum(1 for b in ids if rack_of[b] == r) for r in set(rack_of.values())}
+    fixed = bool(racks) and rf >= len(racks)  # every rack holds one replica of each partition
+    share = {b: brokers / len(size) / size[rack_of[b]] if fixed else 1.0 for b in ids}
+    weights = {b: rnd.uniform(0.96, 1.04) * (skew or {}).get(b, 1.0) * share[b] for b in ids}
     stray = 6 * len(unregistered)
     total = max(partitions * rf - stray, 0)
     wsum = sum(weights.values()) or 1.0
     rows: list[BrokerRow] = []
     for b in ids:
         replicas = round(total * weights[b] / wsum)
-        leaders = round(replicas / rf * rnd.uniform(0.9, 1.1))
-        rack = racks[(b - 1) % len(racks)] if racks else None
-        rows.append(BrokerRow(broker=b, rack=rack, registered=True, replicas=replicas, leaders=leaders,
-                              preferred=round(replicas / rf)))  # fmt: skip
+        led = replicas / share[b] / rf  # leaders are not held by racks: about P/N each, whatever the rack
+        rows.append(BrokerRow(broker=b, rack=rack_of[b], registered=True, replicas=replicas,
+                              leaders=round(led * rnd.uniform(0.9, 1.1)), preferred=round(led)))  # fmt: skip
     for b in unregistered:
         rows.append(BrokerRow(broker=b, rack=None, registered=False, replicas=6, leaders=0, preferred=2))
+    bands = cluster_bands({rf: partitions}, size)
+    by_rack = bands.replicas if bands else {}
     rack_rows: dict[str, RackRow] = {}
     for r in rows:
         if r["registered"]:
             key = r["rack"] or "(none)"
-            rr = rack_rows.setdefault(key, RackRow(rack=key, brokers=0, replicas=0, leaders=0))
+            band = list(by_rack.get(r["rack"], (0, 0)))
+            rr = rack_rows.setdefault(key, RackRow(rack=key, brokers=0, replicas=0, leaders=0, band=band))
             rr["brokers"] += 1
             rr["replicas"] += r["replicas"]
             rr["leaders"] += r["leaders"]
@@ -96,7 +106,7 @@ def make_cluster(
         findings=out_findings,
         brokers=rows,
         racks=[rack_rows[k] for k in sorted(rack_rows)],
-        replica_band=_band([r["replicas"] for r in reg]),
+        replica_band=[min(b[0] for b in by_rack.values()), max(b[1] for b in by_rack.values())] if by_rack else [0, 0],
         leader_band=_band([r["preferred"] for r in reg]),
     )
 
@@ -175,7 +185,15 @@ def edge_cases() -> Summary:
     empty = make_cluster("empty", brokers=0, racks=(), partitions=0, seed=8)
     plan = make_plan(big, 17, violations=["rack-aware: 3 partitions"])
     return Summary(generated_at="2025-03-14T09:30:00+00:00", inputs=["/data/fleet"],
-                   clusters=[big, flat, hostile, empty], plans=[plan])  # fmt: skip
+                   clusters=[big, flat, hostile, uneven(), empty], plans=[plan])  # fmt: skip
+
+
+def uneven() -> ClusterSummary:
+    """11 brokers in racks of 4, 4 and 3 with RF 3: each rack holds one replica of every partition, so each rack
+    has its own band (rack-c's brokers hold a third more than the others); broker 3 is skewed within rack-c."""
+    racks = ("rack-a", "rack-b", "rack-c")
+    skewed = {"replica_skew": (1, ["broker 3: 520 replicas"])}
+    return make_cluster("uneven", brokers=11, racks=racks, partitions=1320, seed=9, skew={3: 1.25}, findings=skewed)
 
 
 def one_cluster() -> Summary:
@@ -264,8 +282,8 @@ def test_foreign_names_are_escaped():
     [
         (one_cluster(), ["fig-cluster-lab-brokers"]),
         (edge_cases(), ["fig-fleet", "fig-cluster-big-brokers", "fig-cluster-big-racks", "fig-cluster-no-racks-brokers",
-                        "fig-cluster-hostile-brokers", "fig-cluster-hostile-racks",
-                        "fig-plan-1"]),
+                        "fig-cluster-hostile-brokers", "fig-cluster-hostile-racks", "fig-cluster-uneven-brokers",
+                        "fig-cluster-uneven-racks", "fig-plan-1"]),
         (Summary(generated_at="2025-03-14T09:32:00+00:00", inputs=[], clusters=[], plans=[]), []),
     ],
     ids=["one-cluster-clean", "edge-cases", "no-clusters"],
@@ -278,6 +296,47 @@ def test_figures_are_drawn_where_there_is_something_to_draw(summary, figures):
     for c in summary["clusters"]:
         if not c["brokers"]:
             assert "No brokers and no replicas: nothing to plot." in _section(page, f"cluster-{c['cluster']}")
+
+
+def test_unequal_racks_shade_each_racks_band_over_its_own_brokers():
+    c = uneven()
+    bands = {r["rack"]: r["band"] for r in c["racks"]}
+    assert bands == {"rack-a": [300, 360], "rack-b": [300, 360], "rack-c": [400, 480]}  # 330 and 440 ± 9 %
+    assert c["replica_band"] == [300, 480]  # spans the racks' bands
+    skewed = []
+    for b in c["brokers"]:
+        low, high = bands[b["rack"] or "(none)"]
+        if not low <= b["replicas"] <= high:
+            skewed.append(b["broker"])
+    assert skewed == [3]
+    fig = brokers_figure(c)
+    assert fig is not None
+    top = [s for s in fig.layout.shapes if s.yref == "y"]
+    rects = sorted((s.x0, s.x1, s.y0, s.y1) for s in top if s.type == "rect")
+    # Brokers drawn rack by rack (1 4 7 10 | 2 5 8 11 | 3 6 9) on a category axis: broker i at x = i.
+    assert rects == [(-0.5, 3.5, 300, 360), (3.5, 7.5, 300, 360), (7.5, 10.5, 400, 480)]
+    assert all(s.xref == "x" for s in top)  # over the rack's brokers, not the whole width
+    labels = [a.text for a in fig.layout.annotations if a.yref == "y"]
+    assert labels == ["band 300\N{EN DASH}360", "band 300\N{EN DASH}360", "band 400\N{EN DASH}480"]
+    # The leader band stays cluster-wide: one strip across the bottom row.
+    assert [s.type for s in fig.layout.shapes if s.yref == "y2"] == ["rect", "line", "line"]
+    assert [s.xref for s in fig.layout.shapes if s.yref == "y2"] == ["x2 domain"] * 3
+    section = _section(render_html(edge_cases()), "cluster-uneven")
+    assert "Green bands, one per rack" in section and "each rack's reachable average ± 9 %" in section
+    assert "rack-a 300\N{EN DASH}360, rack-b 300\N{EN DASH}360, rack-c 400\N{EN DASH}480" in section
+
+
+def test_racks_sharing_one_band_draw_it_across_the_plot():
+    c = fleet()["clusters"][0]  # 12 brokers on 3 racks of 4
+    assert {tuple(r["band"]) for r in c["racks"]} == {tuple(c["replica_band"])}
+    fig = brokers_figure(c)
+    assert fig is not None
+    assert [s.xref for s in fig.layout.shapes if s.yref == "y"] == ["x domain"] * 3
+    assert "replica band" in " ".join(a.text for a in fig.layout.annotations)
+    section = _section(render_html(fleet()), "cluster-prod-eu")
+    lo, hi = c["replica_band"]
+    assert f"Green band: replicas per registered broker within {lo:,}\N{EN DASH}{hi:,}" in section
+    assert "one per rack" not in section
 
 
 def test_render_is_deterministic():

@@ -165,11 +165,49 @@ def _band(fig: go.Figure, band: Sequence[int], row: int, what: str) -> None:
     _line_label(fig, row, high, f"{what} band {low:,}\N{EN DASH}{high:,}", "#1b7a1b")
 
 
+def rack_bands(cluster: ClusterSummary) -> dict[str, list[int]] | None:
+    """Each rack's replica band when the racks' bands differ (the rack rule held some rack to its own reachable
+    average); None when every rack shares the cluster's band."""
+    bands = {r["rack"]: r["band"] for r in cluster["racks"] if "band" in r}
+    return bands if len({tuple(b) for b in bands.values()}) > 1 else None
+
+
+def _rack_bands(fig: go.Figure, groups: Sequence[tuple[str, list[BrokerRow]]], bands: dict[str, list[int]]) -> None:
+    """Each rack's replica band shaded over that rack's brokers only (the top row's category axis: broker i of
+    the drawing order sits at x = i), labelled above it with its range."""
+    at = 0
+    for key, rows in groups:
+        first, at = at, at + len(rows)
+        low, high = bands.get(key, (0, 0))
+        if not key or high <= 0:
+            continue
+        x0, x1 = first - 0.5, at - 0.5
+        span = {"xref": "x", "yref": "y", "x0": x0, "x1": x1}
+        fig.add_shape(
+            type="rect", y0=low, y1=high, fillcolor="#2ca02c", opacity=0.14, line_width=0, layer="above", **span
+        )
+        for y in (low, high):
+            fig.add_shape(type="line", y0=y, y1=y, line={"color": "#2ca02c", "width": 1, "dash": "dash"}, **span)
+        fig.add_annotation(
+            x=(x0 + x1) / 2,
+            y=high,
+            xref="x",
+            yref="y",
+            yanchor="bottom",
+            showarrow=False,
+            text=f"band {low:,}\N{EN DASH}{high:,}",
+            font={"size": 11, "color": "#1b7a1b"},
+            bgcolor="rgba(255,255,255,0.8)",
+            hovertext=f"rack {label(key)}: its reachable average \N{PLUS-MINUS SIGN} 9 %",
+        )
+
+
 def brokers_figure(cluster: ClusterSummary) -> go.Figure | None:
     """Replicas (top) and leaders (bottom) per broker, coloured and grouped by rack, with the balance bands
-    shaded: a broker whose bar ends outside the green band is the one the skew findings name. Unregistered
-    brokers (replicas pointing at an id with no registration) come last, hatched red. None when the cluster has
-    no broker to draw."""
+    shaded: a broker whose bar ends outside the green band is the one the skew findings name. When the racks'
+    replica bands differ, each rack's is shaded over its own brokers only. Unregistered brokers (replicas
+    pointing at an id with no registration) come last, hatched red. None when the cluster has no broker to
+    draw."""
     groups = _broker_order(cluster["brokers"])
     if not groups:
         return None
@@ -180,6 +218,7 @@ def brokers_figure(cluster: ClusterSummary) -> go.Figure | None:
         subplot_titles=("Replicas per broker", "Leaders per broker: current (bars), preferred (dots)"),
     )  # fmt: skip
     racked = any(k not in ("", "(none)") for k, _ in groups)
+    per_rack = rack_bands(cluster)
     for key, rows in groups:
         xs = [str(b["broker"]) for b in rows]
         if key:
@@ -189,10 +228,14 @@ def brokers_figure(cluster: ClusterSummary) -> go.Figure | None:
             name = "unregistered (no /brokers/ids)"
             marker = {"color": "#fff", "line": {"color": UNREGISTERED, "width": 1.5},
                       "pattern": {"shape": "x", "fgcolor": UNREGISTERED, "size": 6}}  # fmt: skip
+        band_note = ""
+        if per_rack and key in per_rack:
+            band_note = f"<br>its rack's replica band {per_rack[key][0]:,}\N{EN DASH}{per_rack[key][1]:,}"
         hover = [
             f"broker {b['broker']}<br>rack {label(b['rack'] or '(none)')}"
             + ("" if b["registered"] else "<br><b>not registered</b>")
             + f"<br>replicas {b['replicas']:,}<br>leaders {b['leaders']:,} (preferred {b['preferred']:,})"
+            + band_note
             for b in rows
         ]
         common = {"x": xs, "name": name, "legendgroup": key or "unregistered", "marker": marker,
@@ -219,7 +262,10 @@ def brokers_figure(cluster: ClusterSummary) -> go.Figure | None:
             ),
             row=1, col=1,
         )  # fmt: skip
-    _band(fig, cluster["replica_band"], 1, "replica")
+    if per_rack:
+        _rack_bands(fig, groups, per_rack)
+    else:
+        _band(fig, cluster["replica_band"], 1, "replica")
     _band(fig, cluster["leader_band"], 2, "preferred-leader")
     bounds, at = [], 0
     for _, rows in groups[:-1]:
@@ -241,7 +287,9 @@ def brokers_figure(cluster: ClusterSummary) -> go.Figure | None:
 def racks_figure(cluster: ClusterSummary) -> go.Figure | None:
     """Replicas, current leaders and brokers per rack, side by side (their scales differ by orders of magnitude),
     with a black tick at each rack's fair share (the cluster total times its share of the brokers): a rack
-    holding more than its brokers' share loses more when it fails."""
+    holding more than its brokers' share loses more when it fails. Where the rack rule makes that share
+    unreachable (the racks' replica bands differ), the replicas' tick is the rack's reachable share instead: the
+    total split in proportion to each rack's band (its reachable average ± 9 %) times its brokers."""
     racks: list[RackRow] = cluster["racks"]
     if all(r["rack"] == "(none)" for r in racks):
         return None  # no broker.rack anywhere: one bar per panel would say nothing the counts don't
@@ -262,6 +310,9 @@ def racks_figure(cluster: ClusterSummary) -> go.Figure | None:
         if key != "brokers" and len(racks) > 1:
             total = sum(values)
             fair = [total * r["brokers"] / total_brokers for r in racks]
+            if key == "replicas" and len({tuple(r["band"]) for r in racks}) > 1:
+                weight = [(r["band"][0] + r["band"][1]) / 2 * r["brokers"] for r in racks]
+                fair = [total * w / (sum(weight) or 1) for w in weight]
             fig.add_trace(
                 go.Scatter(x=xs, y=fair, mode="markers", name="fair share", showlegend=col == 1,
                            marker={"symbol": "line-ew-open", "size": 28, "color": "#222", "line": {"width": 2.5}},
