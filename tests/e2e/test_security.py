@@ -1038,10 +1038,12 @@ def test_reassign_tool_logs_in_with_its_command_config(
     module = "plain.PlainLoginModule" if mechanism == "PLAIN" else "scram.ScramLoginModule"
     user, password = ("admin", "admin-secret") if mechanism == "PLAIN" else (zed, "zed-secret")
 
-    def properties(name: str, who: str, secret: str) -> str:
+    def properties(name: str, who: str, secret: str, extra: str = "") -> str:
         path = tmp_path / name
         login = f'org.apache.kafka.common.security.{module} required username="{who}" password="{secret}";'
-        path.write_text(f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism={mechanism}\nsasl.jaas.config={login}\n")
+        path.write_text(
+            f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism={mechanism}\nsasl.jaas.config={login}\n{extra}"
+        )
         return str(path)
 
     # zed is no super user: the listing needs CLUSTER DESCRIBE, which only the super user admin has.
@@ -1054,8 +1056,9 @@ def test_reassign_tool_logs_in_with_its_command_config(
         assert ok.stdout == (
             "Error: org.apache.kafka.common.errors.ClusterAuthorizationException: Cluster authorization failed.\n"
         )
+    # The bootstrap wait is the command-config's default.api.timeout.ms, as Kafka's Admin takes it.
     bad = _reassign("--bootstrap-server", cluster.bootstrap(), "--list", "--command-config",
-                    properties("bad.properties", user, "wrong"))  # fmt: skip
+                    properties("bad.properties", user, "wrong", "default.api.timeout.ms=3000\n"))  # fmt: skip
     # kafka-python retries a refused login until its bootstrap timeout, then reports that (Kafka's Java client
     # reports the SaslAuthenticationException at once): the tool exits 1 with one line, no traceback.
     assert bad.returncode == 1 and "Traceback" not in bad.stdout + bad.stderr
