@@ -171,25 +171,27 @@ def _band_frame(spark: Any, bands: Mapping[str, ClusterBands]) -> Any:
 def _totals(t: dict[str, Any]) -> dict[str, dict[str, int]]:
     from pyspark.sql import functions as F
 
-    def per_cluster(df: Any, *aggs: Any) -> dict[str, Any]:
-        return {r["cluster"]: r for r in df.groupBy("cluster").agg(*aggs).collect()}
+    def per_cluster(key: str, df: Any, agg: Any) -> Any:
+        return df.groupBy("cluster").agg(agg.cast("long").alias("v")).select("cluster", F.lit(key).alias("key"), "v")
 
+    # One job for all of them: on a cluster every collect is a round of task launches, and these are tiny.
+    parts = t["partitions"]
+    sources = [
+        per_cluster("brokers", t["brokers"], F.count("*")),
+        per_cluster("topics", t["topics"], F.count("*")),
+        per_cluster("partitions", parts.where(F.col("replicas").isNotNull()), F.count("*")),
+        per_cluster("replicas", parts, F.sum(F.size(F.coalesce("replicas", F.array())))),
+        per_cluster("acls", t["acls"], F.count("*")),
+        per_cluster("acl_resources", t["acls"], F.countDistinct("resource_type", "resource_name", "pattern_type")),
+        per_cluster("quotas", t["quotas"], F.count("*")),
+        per_cluster("malformed", t["malformed"], F.count("*")),
+    ]
+    union = sources[0]
+    for df in sources[1:]:
+        union = union.unionByName(df)
     counts: dict[str, dict[str, int]] = {}
-    sources = {
-        "brokers": per_cluster(t["brokers"], F.count("*").alias("v")),
-        "topics": per_cluster(t["topics"], F.count("*").alias("v")),
-        "partitions": per_cluster(t["partitions"].where(F.col("replicas").isNotNull()), F.count("*").alias("v")),
-        "replicas": per_cluster(t["partitions"], F.sum(F.size(F.coalesce("replicas", F.array()))).alias("v")),
-        "acls": per_cluster(t["acls"], F.count("*").alias("v")),
-        "acl_resources": per_cluster(
-            t["acls"], F.countDistinct("resource_type", "resource_name", "pattern_type").alias("v")
-        ),
-        "quotas": per_cluster(t["quotas"], F.count("*").alias("v")),
-        "malformed": per_cluster(t["malformed"], F.count("*").alias("v")),
-    }
-    for key, rows in sources.items():
-        for cluster, r in rows.items():
-            counts.setdefault(cluster, {})[key] = int(r["v"] or 0)
+    for r in union.collect():
+        counts.setdefault(r["cluster"], {})[r["key"]] = int(r["v"] or 0)
     return counts
 
 

@@ -119,12 +119,19 @@ def one_line(stderr: str) -> str:
 
 
 def test_plans_on_the_standalone_cluster_equal_local(cluster: Standalone, fleet: Path, tmp_path: Path) -> None:
+    """``pipeline report`` with ``--master spark://`` (the environment packed, cached and shipped on the fly),
+    then ``pipeline plan`` through spark-submit with what ``pipeline package`` wrote: the same findings and the
+    same plans, byte for byte, as a ``local[2]`` run. Each run on the cluster costs a round of tasks per stage,
+    so each command runs there once."""
     args = ["pipeline", "plan", "decommission", str(fleet), "--brokers", "1", "--quiet"]
     local = bk(tmp_path, *args, "-o", str(tmp_path / "local"), "--master", "local[2]")
     assert local.returncode == 0, local.stderr
-    remote = bk(tmp_path, *args, "-o", str(tmp_path / "remote"), "--master", cluster.master)
+    report = ["pipeline", "report", str(fleet), "--quiet", "-o", str(tmp_path / "remote")]
+    remote = bk(tmp_path, *report, "--master", cluster.master)
     assert remote.returncode == 0, remote.stderr
     assert "Traceback" not in remote.stderr
+    findings = orjson.loads((tmp_path / "remote" / "report.json").read_bytes())["clusters"]
+    assert findings == plan_outputs(tmp_path / "local")[1]
     cached = list((tmp_path / "cache").glob("pipeline-env-*.tar.gz"))
     assert len(cached) == 1, "the packed environment is cached"
     packed = bk(tmp_path, "pipeline", "package", "-o", str(tmp_path / "env.tar.gz"), "--quiet")
@@ -134,13 +141,12 @@ def test_plans_on_the_standalone_cluster_equal_local(cluster: Standalone, fleet:
     # spark-submit with what 'package' wrote (the archive and the launcher beside it), as docs/pipeline.md shows.
     submitted = submit(tmp_path, cluster, *args, "-o", str(tmp_path / "submitted"))
     assert submitted.returncode == 0, submitted.stderr
-    assert plan_outputs(tmp_path / "submitted") == plan_outputs(tmp_path / "local")
-    files, findings, plans = plan_outputs(tmp_path / "remote")
+    files, findings, plans = plan_outputs(tmp_path / "submitted")
     assert files and len(plans) == 2
     assert (files, findings, plans) == plan_outputs(tmp_path / "local")
     # The executors ran the packed environment, not the worker's minimal Python (which lacks orjson).
     unpacked = list((cluster.logs.parent / "work").glob("app-*/*/bkenv/bin/python"))
-    assert unpacked, "no executor unpacked the environment"
+    assert len(unpacked) >= 2, "an executor of each run unpacked the environment"
 
 
 def test_executors_lacking_a_module_end_in_one_line(cluster: Standalone, fleet: Path, tmp_path: Path) -> None:
