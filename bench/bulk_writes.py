@@ -107,9 +107,11 @@ after a warm-up of ``--warmup`` topics on every side, and each phase starts once
 idle again, so that the metadata cache's reaction to one phase does not slow the next. Between rounds the
 chroots are deleted and a new node starts. Per phase the table shows wall time and the CPU seconds of the
 node, ZooKeeper and this process (the clients). Each round also times one round trip after the warm-up (the
-median of ``--rtt-samples`` serial exists through kazoo on an idle ZooKeeper), shown beside the table with the
-kafka side's request counts: its reassignment is four serial requests per partition, so round-trip bound. The
-machine is shared: load averages are printed at start and end.
+median of ``--rtt-samples`` serial exists on an idle ZooKeeper), through kazoo as the replay sends them and over
+a bare socket without client threads (:func:`bare_round_trip`, nearer what Kafka's Java client pays), shown
+beside the table with the kafka side's request counts times each: its reassignment is four serial requests per
+partition, so round-trip bound, and the bare figure bounds what Kafka itself would take from below. The machine
+is shared: load averages are printed at start and end.
 
     .venv/bin/python -m bench.bulk_writes [--topics 10000] [--partitions 10] [--batch 1000] [--rounds 1]
         [--window 1000] [--warmup 100] [--heap-mb 1024] [--profile DIR] [--sides ours,raw,kafka]
@@ -122,6 +124,7 @@ import argparse
 import logging
 import os
 import signal
+import socket
 import statistics
 import sys
 import tempfile
@@ -145,7 +148,19 @@ from kafka import TopicPartition as KafkaTopicPartition
 from kazoo.client import KazooClient, TransactionRequest
 from kazoo.exceptions import NoNodeError, RolledBackError
 from kazoo.handlers.threading import AsyncResult
-from kazoo.protocol.serialization import CheckVersion, Exists, GetChildren, GetData, SetData, Transaction, int_struct
+from kazoo.protocol.serialization import (
+    CheckVersion,
+    Close,
+    Connect,
+    Exists,
+    GetChildren2,
+    GetData,
+    SetData,
+    Transaction,
+    int_int_struct,
+    int_struct,
+    reply_header_struct,
+)
 from kazoo.protocol.serialization import Create as KazooCreate
 from kazoo.retry import KazooRetry
 from kazoo.security import OPEN_ACL_UNSAFE
@@ -221,6 +236,48 @@ def round_trip(client: KazooClient, path: str, samples: int) -> float:
         client.exists(path)
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def bare_round_trip(connect: str, path: str, samples: int) -> float:
+    """Median seconds of ``samples`` serial exists of ``path`` over a plain socket of this thread's own (one
+    session, no client threads): the round trip without kazoo's hand-offs between threads, nearer what Kafka's
+    Java client pays."""
+    host, port = connect.split(",")[0].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+        def send(body: bytes) -> None:
+            sock.sendall(int_struct.pack(len(body)) + body)
+
+        def receive() -> bytes:
+            (length,) = int_struct.unpack(_read_exactly(sock, int_struct.size))
+            return _read_exactly(sock, length)
+
+        send(bytes(Connect(0, 0, 30_000, 0, b"\0" * 16, False).serialize()))
+        receive()
+        times = []
+        for xid in range(1, samples + 1):
+            request = int_int_struct.pack(xid, Exists.type) + bytes(Exists(path, None).serialize())
+            start = time.perf_counter()
+            send(request)
+            reply = receive()
+            times.append(time.perf_counter() - start)
+            answered, _zxid, err = reply_header_struct.unpack_from(reply)
+            if answered != xid or err not in (0, NoNodeError.code):
+                raise RuntimeError(f"exists {path}: xid {answered} (sent {xid}), error {err}")
+        send(int_int_struct.pack(samples + 1, Close.type))
+        receive()
+    return statistics.median(times)
+
+
+def _read_exactly(sock: socket.socket, n: int) -> bytes:
+    data = bytearray()
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            raise ConnectionError("ZooKeeper closed the connection")
+        data += chunk
+    return bytes(data)
 
 
 # -- what gets written -----------------------------------------------------------------------------------------
@@ -429,8 +486,10 @@ def ours_reassign(admin: KafkaAdminClient, targets: dict[KafkaTopicPartition, li
 
 
 # -- the timed paths: Kafka's own requests, replayed -----------------------------------------------------------
-class ChildCount(GetChildren):  # type: ignore[misc]
-    """getChildren whose answer is read for its count only (ZooKeeper still builds and sends every name)."""
+class ChildCount(GetChildren2):  # type: ignore[misc]
+    """getChildren2 (what the Java client's ``getChildren`` with a ``Children2Callback`` sends, as Kafka's
+    ``ZooKeeperClient`` does) whose answer is read for its count only: ZooKeeper still builds and sends every
+    name and the znode's Stat."""
 
     @classmethod
     def deserialize(cls, data: bytes, offset: int) -> int:
@@ -775,7 +834,8 @@ def wipe(root: KazooClient, chroot: str) -> None:
 @dataclass
 class Results:
     samples: dict[str, list[Sample]] = field(default_factory=dict)
-    round_trips: list[float] = field(default_factory=list)  # seconds, one per round
+    round_trips: list[float] = field(default_factory=list)  # seconds through kazoo, one per round
+    bare_round_trips: list[float] = field(default_factory=list)  # seconds over a bare socket, one per round
     #: What the kafka side sent per phase (the last round's), and its controller's topic-change events per round.
     requests: dict[str, Tally[str]] = field(default_factory=dict)
     events: list[int] = field(default_factory=list)
@@ -872,7 +932,11 @@ def run_round(
             # one round trip, on an idle (and warmed-up) ZooKeeper
             meter.settle()
             out.round_trips.append(round_trip(root, ROOT, args.rtt_samples))
-            progress.done(f"{label}: one round trip {out.round_trips[-1] * 1000:.3f} ms (median of serial exists)")
+            out.bare_round_trips.append(bare_round_trip(server.connect_string, ROOT, args.rtt_samples))
+            progress.done(
+                f"{label}: one round trip {out.round_trips[-1] * 1000:.3f} ms through kazoo, "
+                f"{out.bare_round_trips[-1] * 1000:.3f} ms over a bare socket (medians of serial exists)"
+            )
 
             # CreateTopics
             creates = [create_nodes(raw_side, n, epoch) for n in names] if "raw" in sides else []
@@ -1088,18 +1152,27 @@ def report(args: argparse.Namespace, out: Results) -> None:
     Console(width=220).print(table)
     for key, samples in out.samples.items():
         print(f"  rounds, {key}: " + ", ".join(f"{s.seconds:.3f}s" for s in samples))
-    rtt = statistics.median(out.round_trips)
+    rtt, bare = statistics.median(out.round_trips), statistics.median(out.bare_round_trips)
+
+    def ms(values: Sequence[float]) -> str:
+        return ", ".join(f"{v * 1000:.3f}" for v in values)
+
     print(
-        f"one round trip: {rtt * 1000:.3f} ms (median of {args.rtt_samples} serial exists through kazoo on an idle "
-        f"ZooKeeper; per round: {', '.join(f'{r * 1000:.3f}' for r in out.round_trips)} ms)"
+        f"one round trip (median of {args.rtt_samples} serial exists on an idle ZooKeeper): {rtt * 1000:.3f} ms "
+        f"through kazoo (per round: {ms(out.round_trips)}), {bare * 1000:.3f} ms over a bare socket "
+        f"(per round: {ms(out.bare_round_trips)})"
     )
+
+    def floor(requests: int) -> str:
+        return f"x one round trip = {requests * rtt:.1f} s through kazoo, {requests * bare:.1f} s bare"
+
     if "create kafka" in out.requests:
         sent = out.requests["create kafka"]
         serial = handler_requests(topic_names(topics))
         print(
             f"kafka CreateTopics sent {sum(sent.values()):,} requests ({_kinds(sent)}): the request handler's "
-            f"{serial:,} one after another ({serial / topics:.0f} per topic; x one round trip = {serial * rtt:.1f} s), "
-            f"the controller's in {statistics.median(out.events):.0f} topic-change events (per round: "
+            f"{serial:,} one after another ({serial / topics:.0f} per topic; {floor(serial)}), the controller's in "
+            f"{statistics.median(out.events):.0f} topic-change events (per round: "
             f"{', '.join(str(e) for e in out.events)}), at most {args.kafka_in_flight} in flight in all"
         )
     if "reassign kafka" in out.requests:
@@ -1107,7 +1180,7 @@ def report(args: argparse.Namespace, out: Results) -> None:
         total = sum(sent.values())
         print(
             f"kafka AlterPartitionReassignments sent {total:,} requests ({_kinds(sent)}), all one after another: "
-            f"x one round trip = {total * rtt:.1f} s of the phase's {out.median('reassign kafka'):.1f} s"
+            f"{floor(total)}, of the phase's {out.median('reassign kafka'):.1f} s"
         )
     print(
         f"ours: confluent-kafka {confluent_kafka.version()} create_topics, kafka-python {kafka.__version__} "
