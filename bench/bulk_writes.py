@@ -1171,7 +1171,8 @@ def report(args: argparse.Namespace, out: Results) -> None:
         serial = handler_requests(topic_names(topics))
         print(
             f"kafka CreateTopics sent {sum(sent.values()):,} requests ({_kinds(sent)}): the request handler's "
-            f"{serial:,} one after another ({serial / topics:.0f} per topic; {floor(serial)}), the controller's in "
+            f"{serial:,} one after another ({serial / topics:.0f} per topic; {floor(serial)}; the phase took "
+            f"{out.median('create kafka') / topics * 1000:.2f} ms a topic), the controller's in "
             f"{statistics.median(out.events):.0f} topic-change events (per round: "
             f"{', '.join(str(e) for e in out.events)}), at most {args.kafka_in_flight} in flight in all"
         )
@@ -1180,7 +1181,8 @@ def report(args: argparse.Namespace, out: Results) -> None:
         total = sum(sent.values())
         print(
             f"kafka AlterPartitionReassignments sent {total:,} requests ({_kinds(sent)}), all one after another: "
-            f"{floor(total)}, of the phase's {out.median('reassign kafka'):.1f} s"
+            f"{floor(total)}; the phase took {out.median('reassign kafka'):.1f} s, "
+            f"{out.median('reassign kafka') / total * 1000:.3f} ms a request"
         )
     print(
         f"ours: confluent-kafka {confluent_kafka.version()} create_topics, kafka-python {kafka.__version__} "
