@@ -33,7 +33,7 @@ side (``--sides``, default ``ours,raw,kafka``):
   checks that.
 - **kafka**: kazoo replaying, on its chroot, the ZooKeeper requests a Kafka 3.9 broker in ZooKeeper mode that
   is also the controller makes for the same work, read from Kafka's sources (``core/src/main/scala/kafka/``)
-  at tag 3.9.0; payloads encoded beforehand with the same encoders as raw, placement as Kafka's
+  at tag 3.9.0-rc3; payloads encoded beforehand with the same encoders as raw, placement as Kafka's
   (:func:`place`). Everything goes through one session with at most ``--kafka-in-flight`` (10) requests
   unanswered: ``ZooKeeperClient.handleRequests`` takes a permit of a semaphore sized
   ``zookeeper.max.in.flight.requests`` (``ZkConfigs.ZK_MAX_IN_FLIGHT_REQUESTS`` = 10) per request, and the
