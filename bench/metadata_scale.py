@@ -436,6 +436,8 @@ def start_node(connect_string: str, work: Path) -> tuple[Child, int]:
         f"broker.id={NODE_ID}\nzookeeper.connect={connect_string}\nlisteners=PLAINTEXT://127.0.0.1:0\n"
         "bridgekeeper.metrics.host=127.0.0.1\nbridgekeeper.metrics.port=0\nprocess.roles=broker\n"
         "zookeeper.session.timeout.ms=30000\ncontrolled.shutdown.enable=false\n"
+        # Brokers 1-6 are fakes without a bridgekeeper marker (register_fake_brokers).
+        "bridgekeeper.unsafe.join.chroot.with.kafka.brokers=true\n"
     )
     argv = [sys.executable, "-m", "controller.cli", "node", "--config", str(config)]
     node = Child(argv, work / f"node-{NODE_ID}.log", "NODE-READY", f"node {NODE_ID}", stops_on_eof=False)

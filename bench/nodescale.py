@@ -101,6 +101,8 @@ class Node:
             "bridgekeeper.metrics.port=0",
             f"process.roles={roles}",
             "zookeeper.session.timeout.ms=30000",
+            # The benches register fake brokers (register_fake_brokers) that carry no bridgekeeper marker.
+            "bridgekeeper.unsafe.join.chroot.with.kafka.brokers=true",
             *(f"{k}={v}" for k, v in (overrides or {}).items()),
         ]
         config.write_text("\n".join(lines) + "\n")
