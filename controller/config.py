@@ -61,6 +61,7 @@ from controller.security.settings import SUPPORTED_SASL_MECHANISMS, ListenerSasl
 from controller.security.tls import TlsSettings
 from zkmodel.brokers import SECURITY_PROTOCOLS, EndPoint
 from zkmodel.ibp import LATEST_PRODUCTION, MetadataVersion, parse_ibp_config, zk_migration_supported
+from zkmodel.java import java_trim
 
 __all__ = [
     "DEFAULT_LISTENERS",
@@ -304,17 +305,11 @@ def dump_properties(raw: Mapping[str, str], *, comment: str | None = None) -> st
 
 # --- value parsing (ConfigDef) ------------------------------------------------------------------------------
 
-# Java's String.trim() strips every char <= U+0020.
-_JAVA_TRIM = "".join(chr(c) for c in range(0x21))
 # Java's \s is ASCII-only: [ \t\n\x0B\f\r].
 _CSV_SPLIT = re.compile(r"[ \t\n\x0b\f\r]*,[ \t\n\x0b\f\r]*")
 _JAVA_INTEGER = re.compile(r"[+-]?\d+")  # Character.digit accepts any Unicode decimal digit, as \d does
 _INT_RANGE = (-(2**31), 2**31 - 1)
 _LONG_RANGE = (-(2**63), 2**63 - 1)
-
-
-def _java_trim(value: str) -> str:
-    return value.strip(_JAVA_TRIM)
 
 
 def _java_split_csv(value: str) -> list[str]:
@@ -336,7 +331,7 @@ class _Values:
 
     def string(self, key: str, default: str | None) -> str | None:
         value = self.raw.get(key)
-        return default if value is None else _java_trim(value)
+        return default if value is None else java_trim(value)
 
     def required_string(self, key: str) -> str:
         value = self.string(key, None)
@@ -359,7 +354,7 @@ class _Values:
                 raise ConfigError.missing(key)
             value = default
         else:
-            trimmed = _java_trim(text)
+            trimmed = java_trim(text)
             lo, hi = _LONG_RANGE if long else _INT_RANGE
             if _JAVA_INTEGER.fullmatch(trimmed) is None or not lo <= (value := int(trimmed)) <= hi:
                 raise ConfigError.invalid(key, text, f"Not a number of type {'LONG' if long else 'INT'}")
@@ -373,7 +368,7 @@ class _Values:
         text = self.raw.get(key)
         if text is None:
             return default
-        trimmed = _java_trim(text).lower()
+        trimmed = java_trim(text).lower()
         if trimmed == "true":
             return True
         if trimmed == "false":
@@ -385,7 +380,7 @@ class _Values:
         try:
             return parse_ibp_config(text)
         except ValueError as exc:
-            raise ConfigError.invalid(key, _java_trim(text), str(exc)) from None
+            raise ConfigError.invalid(key, java_trim(text), str(exc)) from None
 
 
 # --- keys and defaults --------------------------------------------------------------------------------------
@@ -518,7 +513,7 @@ _LISTENER_PREFIXED_KEY = re.compile(
 
 def _normalise_listener_name(key: str, value: str, name: str) -> str:
     """``ListenerName.normalised``: blank is an error, else upper-cased (plus our charset check)."""
-    if not _java_trim(name):
+    if not java_trim(name):
         raise ConfigError.invalid(key, value, "The provided listener name is null or empty string")
     if _LISTENER_NAME.fullmatch(name) is None:
         raise ConfigError.invalid(key, value, f"listener name {name!r} may only contain letters, digits, '_', '.', '-'")
@@ -527,7 +522,7 @@ def _normalise_listener_name(key: str, value: str, name: str) -> str:
 
 def parse_security_protocol_map(value: str, key: str = LISTENER_SECURITY_PROTOCOL_MAP) -> dict[str, str]:
     """``Csv.parseCsvMap`` + ``effectiveListenerSecurityProtocolMap``: ``NAME:PROTOCOL`` pairs."""
-    value = _java_trim(value)
+    value = java_trim(value)
     result: dict[str, str] = {}
     if not value:
         return result
@@ -535,13 +530,13 @@ def parse_security_protocol_map(value: str, key: str = LISTENER_SECURITY_PROTOCO
         colon = entry.rfind(":")
         if colon < 0:
             raise ConfigError.invalid(key, value, f"entry {entry!r} is not of the form LISTENER_NAME:SECURITY_PROTOCOL")
-        name = _normalise_listener_name(key, value, _java_trim(entry[:colon]))
-        protocol = _java_trim(entry[colon + 1 :]).upper()
+        name = _normalise_listener_name(key, value, java_trim(entry[:colon]))
+        protocol = java_trim(entry[colon + 1 :]).upper()
         if protocol not in SECURITY_PROTOCOLS:
             raise ConfigError.invalid(
                 key,
                 value,
-                f"Invalid security protocol `{entry[colon + 1 :].strip(_JAVA_TRIM)}` defined in {key} "
+                f"Invalid security protocol `{java_trim(entry[colon + 1 :])}` defined in {key} "
                 f"(valid: {', '.join(SECURITY_PROTOCOLS)})",
             )
         if name in result:
@@ -605,7 +600,7 @@ def parse_listener_list(
     distinct and mapped in ``protocol_map``; with ``require_distinct_ports`` two listeners may share a port
     only if one binds an IPv4 and the other an IPv6 address.
     """
-    value = _java_trim(value)
+    value = java_trim(value)
     entries = [e for e in _java_split_csv(value) if e] if value else []
     endpoints: list[EndPoint] = []
     for entry in entries:
@@ -696,7 +691,7 @@ def parse_zookeeper_connect(value: str, key: str = ZK_CONNECT) -> tuple[tuple[tu
 
     Returns the ``(host, port)`` pairs (port 2181 when omitted) and the chroot (None for none or ``/``).
     """
-    text = _java_trim(value)
+    text = java_trim(value)
     chroot: str | None = None
     slash = text.find("/")
     if slash >= 0:
@@ -706,7 +701,7 @@ def parse_zookeeper_connect(value: str, key: str = ZK_CONNECT) -> tuple[tuple[tu
         if problem is not None:
             raise ConfigError.invalid(key, value, f'Invalid path string "{path}" caused by {problem}')
         chroot = None if path == "/" else path
-    items = [_java_trim(item) for item in text.split(",")]
+    items = [java_trim(item) for item in text.split(",")]
     items = [item for item in items if item]
     if not items:
         raise ConfigError.invalid(key, value, "no ZooKeeper server given (expected host:port[,host:port...][/chroot])")
@@ -944,7 +939,7 @@ def _super_users(values: _Values) -> tuple[str, ...]:
         return ()
     users: list[str] = []
     for piece in text.split(";"):
-        principal = _java_trim(piece)
+        principal = java_trim(piece)
         if not principal:
             continue
         kind, colon, _name = principal.partition(":")
@@ -962,7 +957,7 @@ def _mechanisms(values: _Values, listener: str) -> tuple[str, tuple[str, ...]]:
     prefixed = f"listener.name.{listener.lower()}.{SASL_ENABLED_MECHANISMS}"
     key = prefixed if prefixed in values.raw else SASL_ENABLED_MECHANISMS
     text = values.string(key, "GSSAPI") or ""
-    mechanisms = tuple(dict.fromkeys(m for m in (_java_trim(x) for x in _java_split_csv(text)) if m))
+    mechanisms = tuple(dict.fromkeys(m for m in (java_trim(x) for x in _java_split_csv(text)) if m))
     if not mechanisms:
         raise ConfigError.invalid(key, text, f"listener {listener} is a SASL listener but enables no SASL mechanism")
     for m in mechanisms:
@@ -1008,7 +1003,7 @@ def _sasl(
     inter_sasl: SaslCredentials | None = None
     if inter in result:
         text = values.string(SASL_MECHANISM_INTER_BROKER, "GSSAPI") or ""
-        mechanism = _java_trim(text)
+        mechanism = java_trim(text)
         if mechanism not in result[inter].mechanisms:
             raise ConfigError.invalid(
                 SASL_MECHANISM_INTER_BROKER, text,
@@ -1054,9 +1049,9 @@ def _tls(
 
 def _digest(values: _Values, key: str) -> ZkDigest | None:
     text = values.raw.get(key)
-    if text is None or not _java_trim(text):
+    if text is None or not java_trim(text):
         return None
-    text = _java_trim(text)
+    text = java_trim(text)
     # The tools' form, digest:USER:PASSWORD, is taken too, so one identity string serves the file and the flags.
     if text.startswith("digest:") and text.count(":") >= 2:
         text = text.removeprefix("digest:")
