@@ -43,7 +43,7 @@ from kio.serial import entity_reader, entity_writer
 from kio.static.primitive import i8, i16, i32
 
 from bench.stackbench import controller_and_broker, create_topics, percentile
-from controller.config import FORWARDING_MAX_IN_FLIGHT
+from controller.config.keys import FORWARDING_MAX_IN_FLIGHT
 from controller.devstack.stack import Stack
 from controller.wire.client import KafkaClient
 from tests.stackutil import metric_sum, metrics_url

@@ -18,7 +18,8 @@ from controller.broker.controlled_shutdown import ControlledShutdown
 from controller.broker.forwarding import ForwardingManager
 from controller.broker.metadata_cache import MetadataCache
 from controller.broker.replicas import CatchUp, ReplicaManager, Throttles
-from controller.config import UNSAFE_JOIN_KAFKA_CHROOT, ZK_CONTROLLER_DIGEST, ZK_DIGEST, NodeConfig
+from controller.config import NodeConfig
+from controller.config.keys import UNSAFE_JOIN_KAFKA_CHROOT, ZK_CONTROLLER_DIGEST, ZK_DIGEST
 from controller.logtags import UNEXPECTED
 from controller.metrics import NodeMetrics
 from controller.security.acl_cache import AclCache

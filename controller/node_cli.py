@@ -14,7 +14,7 @@ from controller.exits import ExitCode, UsageError
 
 def cmd_node(args: argparse.Namespace) -> int:
     from controller.config import ConfigError, load_config, parse_overrides
-    from controller.config_env import properties_from_env
+    from controller.config.env import properties_from_env
     from controller.logs import LogFiles, LogLevels, LogSettingsError, configure_logging, levels_from_env
     from controller.node import Node
     from controller.store.chroot_guard import ForeignBrokers
@@ -97,7 +97,7 @@ def cmd_health(args: argparse.Namespace) -> int:
     listener to probe and its TLS material, and the metrics endpoint where the node says how long its ZooKeeper
     session has been disconnected. Flags given explicitly win over what the configuration says."""
     from controller.config import ConfigError, load_config
-    from controller.config_env import properties_from_env
+    from controller.config.env import properties_from_env
     from controller.wire.health import (
         HealthConfigError,
         Target,

@@ -36,8 +36,8 @@ class _TlsFiles:
     attempt), kept for the process's life and removed at exit: the tools are short-lived commands."""
 
     def __init__(self, config_file: str) -> None:
-        from controller.config import read_properties
-        from controller.config_tls import TlsConfigError, zookeeper_tls_settings
+        from controller.config.properties import read_properties
+        from controller.config.tls import TlsConfigError, zookeeper_tls_settings
         from controller.zk.session import ZkTls
 
         props = read_properties(config_file)  # ValueError naming the file

@@ -25,7 +25,7 @@ from dockerfile_parse import DockerfileParser
 
 from controller.cli import build_parser
 from controller.config import ConfigError, NodeConfig, load_config
-from controller.config_env import properties_from_env
+from controller.config.env import properties_from_env
 from controller.logs import LogSettingsError, levels_from_env
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# Java's String.trim() strips every char <= U+0020, which is wider than str.strip()'s default set.
-_JAVA_TRIM_CHARS = "".join(chr(c) for c in range(0x21))
+from zkmodel.java import java_trim
 
 
 @dataclass(frozen=True, order=False)
@@ -191,7 +190,7 @@ def parse_ibp(text: str) -> MetadataVersion:
 
 def parse_ibp_config(value: str) -> MetadataVersion:
     """Parse the value as a broker's properties file delivers it: ConfigDef trims STRING configs first."""
-    return parse_ibp(value.strip(_JAVA_TRIM_CHARS))
+    return parse_ibp(java_trim(value))
 
 
 # --- gates ------------------------------------------------------------------------------------------------

@@ -19,13 +19,12 @@ from decimal import Decimal
 from typing import Any
 
 from zkmodel.ibp import parse_ibp
+from zkmodel.java import java_trim
 
 LONG_MAX = 2**63 - 1
 _INT_RE = re.compile(r"[+-]?[0-9]+\Z")
 _LIST_SPLIT = re.compile(r"\s*,\s*")
 _THROTTLED_ENTRY = re.compile(r"([0-9]+:[0-9]+)?\Z")
-#: Java's String.trim: every char <= U+0020.
-_TRIM = "".join(chr(c) for c in range(0x21))
 
 
 class ConfigType(enum.IntEnum):
@@ -145,7 +144,7 @@ def gzip_level(name: str, value: Any) -> None:
 
 
 def throttled_replicas(name: str, value: Any) -> None:
-    proposed = [str(v).strip(_TRIM) for v in value]
+    proposed = [java_trim(str(v)) for v in value]
     if not (all(_THROTTLED_ENTRY.match(p) for p in proposed) or "".join(proposed) == "*"):
         raise ConfigValueError.invalid(
             name,
@@ -190,7 +189,7 @@ class ConfigDef:
 
 
 def parse_value(name: str, kind: ConfigType, value: str) -> Any:
-    trimmed = value.strip(_TRIM)
+    trimmed = java_trim(value)
     if kind is ConfigType.BOOLEAN:
         if trimmed.lower() == "true":
             return True
@@ -330,7 +329,7 @@ def validate_topic_configs(configs: Mapping[str, str], existing: Mapping[str, st
             "Tiered Storage functionality is disabled in the broker. "
             "Topic cannot be configured with remote log storage."
         )
-    was_remote = (existing or {}).get("remote.storage.enable", "false").strip(_TRIM).lower() == "true"
+    was_remote = java_trim((existing or {}).get("remote.storage.enable", "false")).lower() == "true"
     if was_remote and not values["remote.log.delete.on.disable"]:
         raise InvalidConfigurationError(
             "It is invalid to disable remote storage without deleting remote data. If you want to keep the remote "

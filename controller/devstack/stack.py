@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from controller.config import ConfigError, dump_properties, load_config, parse_properties
+from controller.config import ConfigError, load_config
+from controller.config.properties import dump_properties, parse_properties
 from controller.devstack import certs
 from controller.devstack.localzk import LocalZooKeeper, ServerTls, _die_with_parent
 from controller.exits import CommandError, ExitCode

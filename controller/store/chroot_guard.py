@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from controller.config import UNSAFE_JOIN_KAFKA_CHROOT
+from controller.config.keys import UNSAFE_JOIN_KAFKA_CHROOT
 from controller.store.registration import BrokerIdInUse
 from controller.zk.session import ZkSession
 from zkmodel import paths

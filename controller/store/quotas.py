@@ -35,6 +35,7 @@ from zkmodel import errorcodes as E
 from zkmodel import paths
 from zkmodel.configs import CLIENTS, DEFAULT_ENTITY, IPS, USERS, EntityConfig
 from zkmodel.errors import ZnodeFormatError
+from zkmodel.java import java_trim
 
 __all__ = [
     "CLIENT_KEYS",
@@ -105,7 +106,7 @@ def java_double_to_string(value: float) -> str:
 
 def java_parse_double(text: str) -> float:
     """``Double.parseDouble`` for decimal text (ValueError when Java would throw NumberFormatException)."""
-    trimmed = text.strip("".join(chr(c) for c in range(33)))
+    trimmed = java_trim(text)
     if not _JAVA_DOUBLE.fullmatch(trimmed):
         raise ValueError(text)
     if trimmed[-1] in "fFdD" and not trimmed.endswith(("NaN", "Infinity")):
@@ -116,7 +117,7 @@ def java_parse_double(text: str) -> float:
 
 
 def _java_parse_integer(text: str, lo: int, hi: int) -> int:
-    trimmed = text.strip("".join(chr(c) for c in range(33)))
+    trimmed = java_trim(text)
     if not _JAVA_INTEGER.fullmatch(trimmed) or not lo <= int(trimmed) <= hi:
         raise ValueError(text)
     return int(trimmed)

@@ -43,6 +43,7 @@ from controller.zk.ops import Check, Create, Delete, Op, SetData
 from controller.zk.session import ZkSession
 from zkmodel import paths
 from zkmodel.configs import USERS, EntityConfig, sanitize
+from zkmodel.java import java_trim
 
 
 class ScramAdminError(ValueError):
@@ -51,7 +52,7 @@ class ScramAdminError(ValueError):
 
 def _java_parse_long(text: str) -> int:
     """ConfigDef's LONG parsing: ``Long.parseLong(value.trim())``."""
-    trimmed = text.strip("".join(chr(c) for c in range(33)))
+    trimmed = java_trim(text)
     digits = trimmed[1:] if trimmed[:1] in ("+", "-") else trimmed
     if not digits.isascii() or not digits.isdigit() or not -(2**63) <= int(trimmed) < 2**63:
         raise ValueError(text)

@@ -26,8 +26,10 @@ from typing import Any, cast
 from kio.schema.api_versions.v3.request import ApiVersionsRequest
 from prometheus_client.parser import text_string_to_metric_families
 
-from controller.config import METRICS_PORT, NodeConfig, read_properties
-from controller.config_tls import TlsConfigError, tls_settings
+from controller.config import NodeConfig
+from controller.config.keys import METRICS_PORT
+from controller.config.properties import read_properties
+from controller.config.tls import TlsConfigError, tls_settings
 from controller.wire.client import ClientError, KafkaClient
 
 API_VERSIONS, VERSION = 18, 3

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from controller.config import read_properties
+from controller.config.properties import read_properties
 from controller.security.plain import parse_jaas_config
 
 CLIENT_ID = "reassign-partitions-tool"

@@ -44,6 +44,8 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from zkmodel.java import java_trim
+
 HELP_TEXT = "This tool helps to move topic partitions between replicas."
 INT_BITS, LONG_BITS = 32, 64
 
@@ -515,16 +517,6 @@ def _long(got: dict[str, str | None], name: str) -> int:
 _WIDTH, _GAP, _INDENT = 80, 2, 2
 
 
-def _java_trim(text: str) -> str:
-    """``String.trim()``: strips characters up to U+0020, not Unicode spaces."""
-    start, end = 0, len(text)
-    while start < end and text[start] <= " ":
-        start += 1
-    while end > start and text[end - 1] <= " ":
-        end -= 1
-    return text[start:end]
-
-
 def _words(line: str) -> list[str]:
     """The pieces between line-break opportunities of ``java.text.BreakIterator.getLineInstance()``, for
     the characters these help texts use: after spaces and tabs; after a hyphen before a letter, or before a
@@ -552,7 +544,7 @@ def _pieces(raw: str, width: int) -> list[str]:
     """jopt's ``Columns.piecesOf``: each embedded line filled word by word; a piece that would overflow is
     flushed (trailing whitespace dropped) and the next one starts indented by two spaces."""
     pieces: list[str] = []
-    lines = _java_trim(raw).split("\n")
+    lines = java_trim(raw).split("\n")
     while len(lines) > 1 and lines[-1] == "":  # Java's split drops trailing empty strings
         lines.pop()
     for line in lines:
@@ -583,7 +575,7 @@ def _format_help(specs: Sequence[_Spec]) -> str:
             left += f" <{spec.kind}: {spec.arg}>"
         right = spec.help
         if spec.default is not None:
-            right = _java_trim(f"{right} (default: {spec.default})")
+            right = java_trim(f"{right} (default: {spec.default})")
         rows.append((left, right))
     option_width, description_width = _column_widths(rows)
     fitted: list[tuple[str, str]] = []

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from controller.config import dump_properties, parse_properties
+from controller.config.properties import dump_properties, parse_properties
 from controller.devstack.stack import NodeProcess, Stack, StackError
 
 IBP_KEY = "inter.broker.protocol.version"

@@ -43,7 +43,7 @@ from kio.serial import entity_reader, entity_writer
 from kio.static.primitive import i8, i16, i32
 from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
 
-from controller.config import DEFAULT_FORWARDING_MAX_IN_FLIGHT
+from controller.config.keys import DEFAULT_FORWARDING_MAX_IN_FLIGHT
 from controller.devstack.stack import NodeProcess, Stack
 from tests.e2e.conftest import RunningStack
 from tests.integration.cluster import wait_for

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.config import parse_properties
-from controller.config_env import property_name
+from controller.config.env import property_name
+from controller.config.properties import parse_properties
 from controller.devstack.stack import Stack
 from tests.e2e.conftest import RunningStack
 from tests.integration.cluster import wait_for

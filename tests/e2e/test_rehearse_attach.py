@@ -16,7 +16,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from controller.config import dump_properties
+from controller.config.properties import dump_properties
 from controller.devstack.localzk import LocalZooKeeper, free_port
 
 pytestmark = pytest.mark.e2e

@@ -15,7 +15,7 @@ import pytest
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 from kazoo.client import KazooClient
 
-from controller.config import dump_properties, parse_properties
+from controller.config.properties import dump_properties, parse_properties
 from controller.devstack import certs
 from controller.devstack.localzk import LocalZooKeeper, ServerTls
 from controller.devstack.stack import Stack

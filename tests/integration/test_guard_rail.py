@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
-from controller.config import UNSAFE_JOIN_KAFKA_CHROOT
+from controller.config.keys import UNSAFE_JOIN_KAFKA_CHROOT
 from tests import stackutil
 from tests.integration.cluster import wait_for
 from tests.stackutil import controller_id

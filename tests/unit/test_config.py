@@ -12,19 +12,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.config import (
-    DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP,
-    KNOWN_KEYS,
-    ConfigError,
-    NodeConfig,
-    config_from_properties,
-    dump_properties,
-    load_config,
-    parse_listener_list,
-    parse_properties,
-    parse_security_protocol_map,
-    parse_zookeeper_connect,
-)
+from controller.config import ConfigError, NodeConfig, config_from_properties, load_config
+from controller.config.keys import DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP, KNOWN_KEYS
+from controller.config.listeners import parse_listener_list, parse_security_protocol_map
+from controller.config.properties import dump_properties, parse_properties
+from controller.config.zookeeper import parse_zookeeper_connect
 from zkmodel.brokers import EndPoint
 from zkmodel.ibp import IBP_2_4_IV1, IBP_3_4_IV0, IBP_3_9_IV0
 

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from controller.config import ConfigError, load_config
-from controller.config_env import properties_from_env, property_name
+from controller.config.env import properties_from_env, property_name
 from tests import deploycheck as d
 from tests.netutil import free_port
 from tests.promharness import check_config

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from controller.config import ConfigError
+from controller.config.errors import ConfigError
 
 PREFIX = "KAFKA_"
 #: Variables Kafka's image reads for itself, never as server properties (the log4j levels: see controller.logs).
