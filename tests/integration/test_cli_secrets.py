@@ -1,4 +1,4 @@
-"""Credentials kept off the command line (controller/secrets.py) in the tools that take them: ``lockdown``'s
+"""Credentials kept off the command line (controller/credential_flags.py) in the tools that take them: ``lockdown``'s
 identities from a file or the environment, ``zk scram``'s password from a file; a secret file others may read
 still works but is warned about; and what is wrong with them is refused before any connection is opened
 (a closed port answers within 2 s with exit 2), while a closed port itself is exit 3 with one stderr line."""
