@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from ortools.linear_solver import pywraplp
 
 TP = tuple[str, int]
-EPS = 1e-7
+SLACKS = (0.0, 1e-12, 1e-10, 1e-8)  # relative to the level's size
 
 
 def name(tp: TP) -> str:
@@ -106,6 +106,16 @@ def rack_averages(rf_counts: Mapping[int, int], sizes: Mapping[str, int]) -> dic
     fixed: dict[str, float] = {}
 
     def solve(level: float | None, maximise: str | None) -> float:
+        # Levels found by one LP are met by the next only within a rounding error (0.2 * 5 is
+        # 1.0000000000000002, above a cap of 1; GLOP's 0.4 may be 0.4000000001): exactly first, then with a
+        # slack growing until the program is feasible.
+        for slack in SLACKS:
+            value = _solve_once(level, maximise, slack)
+            if value is not None:
+                return value
+        raise AssertionError(f"no feasible level within a relative slack of {SLACKS[-1]}")
+
+    def _solve_once(level: float | None, maximise: str | None, slack: float) -> float | None:
         solver = pywraplp.Solver.CreateSolver("GLOP")
         t = solver.NumVar(0, solver.infinity(), "t")
         totals = {s: 0 for s in names}
@@ -118,17 +128,18 @@ def rack_averages(rf_counts: Mapping[int, int], sizes: Mapping[str, int]) -> dic
                 totals[s] += y
             solver.Add(sum(parts) == count * r)
         for s in names:
-            # Levels found by one LP are met by the next within a rounding error (0.2 * 5 is 1.0000000000000002,
-            # above a cap of 1; GLOP's 0.4 may be 0.4000000001).
             if s in fixed:
-                solver.Add(totals[s] >= fixed[s] * sizes[s] - EPS)
-                solver.Add(totals[s] <= fixed[s] * sizes[s] + EPS)
+                target = fixed[s] * sizes[s]
+                solver.Add(totals[s] >= target - slack * max(1.0, target))
+                solver.Add(totals[s] <= target + slack * max(1.0, target))
             elif level is None:
                 solver.Add(totals[s] >= t * sizes[s])
             else:
-                solver.Add(totals[s] >= level * sizes[s] - EPS)
+                target = level * sizes[s]
+                solver.Add(totals[s] >= target - slack * max(1.0, target))
         solver.Maximize(t if maximise is None else totals[maximise])
-        assert solver.Solve() == pywraplp.Solver.OPTIMAL
+        if solver.Solve() != pywraplp.Solver.OPTIMAL:
+            return None
         return float(solver.Objective().Value())
 
     while len(fixed) < n_racks:

@@ -48,7 +48,10 @@ def _place(ix: Indexed, lower: int) -> tuple[IntArray, list[str]]:
             best, best_key = second, key
     if best.stuck:
         notes.append(f"{len(best.stuck)} replica(s) found no valid broker and were left in place")
-    return best.rep, notes
+    rep = best.rep
+    if best_key[0] > 0:
+        rep = replicas.repair(ix, rep)
+    return rep, notes
 
 
 def _leaders(ix: Indexed, rep: IntArray) -> IntArray:

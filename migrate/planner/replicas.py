@@ -139,6 +139,7 @@ def _roles(ix: Indexed, counts: IntArray, aware: bool) -> _Roles:
         order = np.lexsort((cts, load, ckey))
         first = np.ones(len(order), dtype=np.bool_)
         first[1:] = ckey[order][1:] != ckey[order][:-1]
+        _spread_anchors(ix, cts, ckey, order, first)
         anchors = cts[order[first]]
         rack_only[anchors] = ix.rack[ix.rep[anchors]]
         deficit = np.where(rf > n_racks, n_racks - covered, 0)
@@ -162,6 +163,38 @@ def _roles(ix: Indexed, counts: IntArray, aware: bool) -> _Roles:
             nth = group_rank(fp) + 1
             rack_only[fill] = np.argmax((np.cumsum(lack, axis=1)[row] == nth[:, None]) & lack[row], axis=1)
     return _Roles(role, kind, own_ok, viol, viol_rack, rack_only)
+
+
+def _spread_anchors(ix: Indexed, cts: IntArray, ckey: IntArray, order: IntArray, first: BoolArray) -> None:
+    """Where a rack holds several replicas of a partition (RF > R), choose which one anchors so that no broker
+    anchors more of them than its band's upper end while another holder has room: rewrites ``order`` so the
+    chosen holder comes first in its (partition, rack) run.
+
+    An anchor keeps its rack covered and may move only within it, to a broker not holding the partition; so a
+    broker chosen as the anchor of more partitions than it may hold keeps the excess (its rack-mates that also
+    hold those partitions cannot take them), and the least-loaded rule alone picks the same broker for every
+    partition its counts tie on (2 partitions x RF 3 on brokers {1, 2 | 11}: broker 1 anchored both, ending
+    above its band, where anchoring 1 for one and 2 for the other meets it). Greedy in partition order: the
+    holder with the fewest anchors so far relative to its upper band, then the least loaded, then the lowest
+    slot. Only runs with a choice are visited."""
+    starts = np.flatnonzero(first)
+    ends = np.append(starts[1:], len(order))
+    choice = np.flatnonzero(ends - starts >= 2)
+    if len(choice) == 0:
+        return
+    hi = ix.band[1].tolist()
+    counts = ix.counts().tolist()
+    anchored = np.bincount(ix.rep[cts[order[starts[ends - starts == 1]]]], minlength=len(ix.ids)).tolist()
+    # Plain lists: one visit per partition with a choice (every partition, with RF 3 over two racks).
+    broker = ix.rep[cts[order]].tolist()
+    slot = cts[order].tolist()
+    for a, b in zip(starts[choice].tolist(), ends[choice].tolist(), strict=True):
+        best = min(range(a, b), key=lambda i: (anchored[broker[i]] - hi[broker[i]], counts[broker[i]], slot[i]))
+        anchored[broker[best]] += 1
+        if best != a:
+            order[a], order[best] = order[best], order[a]
+            broker[a], broker[best] = broker[best], broker[a]
+            slot[a], slot[best] = slot[best], slot[a]
 
 
 def _sample(ix: Indexed, roles: _Roles, counts: IntArray, lo: IntArray, level: int) -> IntArray:
@@ -503,3 +536,60 @@ def _swap(
                 unit[1] -= 1
                 return b2
     return -1
+
+
+def repair(ix: Indexed, rep: IntArray) -> IntArray:
+    """``rep`` with brokers brought into their bands by single moves where the flow's network left one outside:
+    a broker above its band gives a replica to one that has room (below its band first), a broker below takes
+    one from a broker that can spare it (above its band first), each time to a broker not holding the partition
+    and keeping the rack rule (same rack, or racks still min(RF, R) for the partition), a follower first. A move
+    costs one, but the band comes first in the planner's order (:func:`migrate.planner.flow.soft_bands`).
+
+    The network restricts where a replica may go (anchors stay in their rack, movers avoid groups holding their
+    partition), which with RF above the number of racks can leave a broker one or two outside its band although
+    another broker could take the excess; rare, so a plain loop over the brokers outside is enough."""
+    out = rep.copy()
+    lo, hi = ix.band
+    counts = np.bincount(out, minlength=len(ix.ids))
+    targets = np.flatnonzero(ix.target).tolist()
+    n_racks = len(ix.racks) if ix.aware else 0
+
+    def give(a: int, b: int) -> bool:
+        """Move one of ``a``'s replicas to ``b`` if any may go."""
+        slots = np.flatnonzero(out == a)
+        for slot in slots[np.argsort(slots == ix.off[ix.part[slots]], kind="stable")].tolist():  # followers first
+            p = int(ix.part[slot])
+            members = out[ix.off[p] : ix.off[p + 1]]
+            if b in members:
+                continue
+            if n_racks:
+                after = {int(ix.rack[m]) for m in members if m != a} | {int(ix.rack[b])}
+                if len(after) < min(len(members), n_racks):
+                    continue
+            out[slot] = b
+            counts[a] -= 1
+            counts[b] += 1
+            return True
+        return False
+
+    def outside(b: int) -> int:
+        return max(0, int(counts[b] - hi[b]), int(lo[b] - counts[b]))
+
+    for _ in range(sum(outside(b) for b in targets)):
+        over = [b for b in targets if counts[b] > hi[b]]
+        under = [b for b in targets if counts[b] < lo[b]]
+        moved = False
+        for a in sorted(over, key=lambda b: (-outside(b), b)):
+            room = sorted((b for b in targets if counts[b] < hi[b]), key=lambda b: (counts[b] >= lo[b], b))
+            if any(give(a, b) for b in room):
+                moved = True
+                break
+        if not moved:
+            for b in sorted(under, key=lambda b: (-outside(b), b)):
+                spare = sorted((a for a in targets if counts[a] > lo[a]), key=lambda a: (counts[a] <= hi[a], a))
+                if any(give(a, b) for a in spare):
+                    moved = True
+                    break
+        if not moved:
+            break
+    return out

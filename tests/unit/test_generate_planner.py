@@ -77,7 +77,9 @@ def test_minimal_generate_is_valid_balanced_and_meets_the_lower_bound(
         counts = per_topic_counts(plan, topic, listed)
         assert max(counts.values()) - min(counts.values()) <= 1
     proposal = propose(current, brokers, rack_aware=True)
-    assert proposal.moves == count_moves(current, plan) == proposal.lower_bound  # rack-unaware: the bound is met
+    # The bound is not always reachable (a short broker may hold every partition others could give; the
+    # exhaustive search below checks optimality): only that nothing beats it.
+    assert proposal.moves == count_moves(current, plan) >= proposal.lower_bound
     assert proposal.violations == []
     assert minimal_generate(current, brokers, rack_aware=True) == plan  # deterministic
 
@@ -270,19 +272,19 @@ def unequal_racks(draw: st.DrawFn) -> tuple[Assignment, list[B]]:
 @settings(max_examples=200, deadline=None)
 @given(unequal_racks())
 def test_each_topic_meets_its_reachable_band_under_an_independent_checker(cluster: tuple[Assignment, list[B]]) -> None:
-    """Per topic, the independent checker (its own reachable band, by linear programming) finds nothing the
-    planner did not report itself; the moves are at least the bound and never more than Kafka's valid ones."""
+    """Per topic, every broker ends within its reachable band and every partition on min(RF, R) racks, by the
+    planner's own check and by the independent checker (its own band, by linear programming); the moves are at
+    least the bound and never more than Kafka's when Kafka's is valid too."""
     current, listed = cluster
     ids = [b.id for b in listed]
     racks = {b.id: b.rack for b in listed}
     proposal = propose(current, listed, rack_aware=True)
-    reported = plancheck.keys(proposal.violations)
     found: set[str] = set()
     for topic in {t for t, _p in current}:
         before = {tp: r for tp, r in current.items() if tp[0] == topic}
         after = {tp: proposal.assignment[tp] for tp in before}
         found |= plancheck.keys(plancheck.check(before, after, ids, racks, True))
-    assert found <= reported, (found, proposal.violations)
+    assert proposal.violations == [] and found == set(), (found, proposal.violations)
     assert proposal.moves == count_moves(current, proposal.assignment) >= proposal.lower_bound
     kafka = kafka_generate(current, listed, True, random.Random(5))
     kafka_valid = all(
@@ -295,5 +297,5 @@ def test_each_topic_meets_its_reachable_band_under_an_independent_checker(cluste
         )
         for topic in {t for t, _p in current}
     )
-    if kafka_valid and not reported:
+    if kafka_valid:
         assert proposal.moves <= count_moves(current, kafka)
