@@ -7,7 +7,7 @@ import logging
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from controller.active import elections as leaders
+from controller.active import leader_election as leaders
 from controller.active.context import ControllerContext, PartitionInfo
 from controller.active.reassignment import Reassigner
 from controller.active.state_changes import create_states, update_states

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from controller.active import events as ev
 from controller.active.context import ControllerContext, LiveBroker, PartitionInfo
-from controller.active.election import active_controller, release_own_controller_znode, try_elect
+from controller.active.controller_election import active_controller, release_own_controller_znode, try_elect
 from controller.active.failover import LoadReport, load_brokers, load_context, load_topics
 from controller.active.feature import ensure_feature_znode
 from controller.active.leadership import IsrResult, IsrUpdate, Leadership

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
-from controller.active import elections as leaders
+from controller.active import leader_election as leaders
 from controller.active.context import ControllerContext, PartitionInfo
 from controller.active.state_changes import read_states, update_states
 from controller.active.topics import topic_znode

@@ -10,7 +10,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from controller.active import elections as leaders
+from controller.active import leader_election as leaders
 from controller.active.context import ControllerContext, PartitionInfo, TopicInfo
 from controller.active.state_changes import create_states, log_new_topic
 from controller.zk.errors import NodeExistsError

@@ -9,7 +9,7 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
-from controller.active.election import active_controller, read_epoch, try_elect
+from controller.active.controller_election import active_controller, read_epoch, try_elect
 from controller.active.feature import ensure_feature_znode
 from controller.store.registration import BrokerIdInUse, Registrar, ensure_persistent_paths, get_or_create_cluster_id
 from controller.zk.fenced_writer import ControllerMoved, FencedWriter, OpFailed
