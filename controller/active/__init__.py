@@ -9,5 +9,6 @@ changes and the ``/feature`` znode (:mod:`.feature`). Every write goes through
 ``/feature`` znode's, which Kafka writes unfenced too.
 
 Imports ``controller.zk``, ``controller.store`` and ``zkmodel``; never ``controller.wire`` (handlers call
-in here, not the other way round).
+in here, not the other way round). The wire layer imports only :mod:`.api` of this package: the
+``ControllerApi`` Protocol it calls and the plain values that cross it.
 """
