@@ -51,9 +51,9 @@ from controller.wire.handlers.scram import ScramApis
 from controller.wire.runtime import WireRuntime
 from controller.wire.server import DEFAULT_MAX_FRAME
 from controller.zk.acls import AclPolicy, kafka_policy
-from controller.zk.errors import KazooException
+from controller.zk.errors import KazooException, SessionLost, ZkUnavailable
 from controller.zk.fenced_session import FencedSession
-from controller.zk.session import SessionLost, ZkSession, ZkTls, ZkUnavailable, ensure_chroot
+from controller.zk.session import ZkSession, ZkTls, ensure_chroot
 from controller.zk.types import KazooState
 from zkmodel import ibp, paths
 from zkmodel.brokers import BrokerRegistration, EndPoint

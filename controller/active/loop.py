@@ -37,10 +37,11 @@ from controller.active.topics import (
     topic_znode,
 )
 from controller.logtags import UNEXPECTED
-from controller.zk.fenced_writer import ControllerMoved, FencedWriter, OpFailed
+from controller.zk.errors import ControllerMoved, SessionLost, ZkUnavailable
+from controller.zk.fenced_writer import FencedWriter, OpFailed
 from controller.zk.multiread import DataResult
 from controller.zk.ops import Delete, Op, SetData
-from controller.zk.session import SessionLost, ZkSession, ZkUnavailable
+from controller.zk.session import ZkSession
 from controller.zk.types import EventType, KazooState, WatchedEvent
 from zkmodel import errorcodes as E
 from zkmodel import ibp, paths
@@ -58,7 +59,12 @@ log = logging.getLogger(__name__)
 #: The gauges are recounted at most once per this many times the last count's duration (see _publish).
 PUBLISH_COST_FACTOR = 20.0
 T = TypeVar("T")
-#: Logged with every unexpected exception; the test suite fails if it appears.
+#: The ZooKeeper failures that end a controller step, each handled by :meth:`Controller.step`: the controller
+#: moved or the session is lost (resign), ZooKeeper away (defer). Deliberately these three rather than a group
+#: of :mod:`controller.zk.errors`: the controller meets ZooKeeper only through ZkSession and its fenced writer,
+#: which retry kazoo's unanswered requests into ZkUnavailable and turn its session errors into SessionLost,
+#: and AdminWriteFenced fences clients' admin writes, never the controller's own.
+ENDS_A_STEP = (ControllerMoved, SessionLost, ZkUnavailable)
 
 
 class Active:
@@ -361,7 +367,7 @@ class Controller:
         if active is None:
             return
         writer = FencedWriter(self.session, active.writer.epoch, active.writer.epoch_zk_version)
-        with contextlib.suppress(ControllerMoved, OpFailed, SessionLost, ZkUnavailable):
+        with contextlib.suppress(*ENDS_A_STEP, OpFailed):
             writer.atomic([Delete(paths.CONTROLLER)])
 
     def _reconnected(self) -> str:
@@ -644,7 +650,7 @@ class Controller:
         before = (writer.writes, writer.sent, writer.multis)
         try:
             call.future.set_result(call.fn())
-        except (ControllerMoved, SessionLost, ZkUnavailable) as exc:
+        except ENDS_A_STEP as exc:
             # The call ran and ZooKeeper failed under it. If none of its writes was made or may have been made
             # (a fenced multi refused, or ZooKeeper lost before the first write), the answer is NOT_CONTROLLER:
             # nothing was done, send it again to the new controller (KIP-590's forwarding brokers do). Otherwise
