@@ -156,12 +156,12 @@ def _json_requested(argv: Sequence[str]) -> bool:
 
 
 def _unreachable(exc: BaseException) -> bool:
-    """ZooKeeper or Kafka away, answering too late, or refusing our credentials: exit 3 whichever layer saw it."""
-    session = sys.modules.get("controller.zk.session")
-    if session is not None and isinstance(exc, session.ZkUnavailable | session.ZkTimeout | session.SessionLost):
-        return True
-    kazoo = sys.modules.get("kazoo.exceptions")
-    if kazoo is not None and isinstance(exc, kazoo.AuthFailedError | kazoo.ConnectionLoss):
+    """ZooKeeper or Kafka away, answering too late, or refusing our credentials: exit 3 whichever layer saw it.
+    ZooKeeper's failures are looked up only if a command loaded them (every ZooKeeper session does): importing
+    kazoo here would slow every command down. Of ZooKeeper's refusals only AuthFailed (our credentials) is
+    unreachable; NoAuth (one znode's ACL) is the command's to explain."""
+    errors = sys.modules.get("controller.zk.errors")
+    if errors is not None and isinstance(exc, (*errors.LOST, errors.AuthFailedError)):
         return True
     return isinstance(exc, ConnectionError | TimeoutError)
 

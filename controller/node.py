@@ -40,7 +40,7 @@ from controller.store.tree_copy import refuse_unfinished_copy
 from controller.wire.apikeys import supported_apis
 from controller.wire.authz import ALLOW_ALL, Authz
 from controller.wire.client import KafkaClient, open_channel
-from controller.wire.dispatch import Dispatcher
+from controller.wire.dispatch import Dispatcher, routed_as_controller
 from controller.wire.handlers.acls import AclApis
 from controller.wire.handlers.apis import Apis
 from controller.wire.handlers.base import NodeView
@@ -51,9 +51,9 @@ from controller.wire.handlers.scram import ScramApis
 from controller.wire.runtime import WireRuntime
 from controller.wire.server import DEFAULT_MAX_FRAME
 from controller.zk.acls import AclPolicy, kafka_policy
-from controller.zk.errors import KazooException
+from controller.zk.errors import KazooException, SessionLost, ZkUnavailable
 from controller.zk.fenced_session import FencedSession
-from controller.zk.session import SessionLost, ZkSession, ZkTls, ZkUnavailable, ensure_chroot
+from controller.zk.session import ZkSession, ZkTls, ensure_chroot
 from controller.zk.types import KazooState
 from zkmodel import ibp, paths
 from zkmodel.brokers import BrokerRegistration, EndPoint
@@ -240,8 +240,11 @@ class Node:
     def _write_session(self) -> ZkSession:
         """Admin writes carry the controller's identity while this node is the active controller, and its epoch
         fence (:mod:`controller.zk.fenced_session`): a write still under way when this node is deposed is
-        refused rather than made by a controller that is no longer one."""
-        return self._fenced_session if self._is_active_controller() else self.session
+        refused rather than made by a controller that is no longer one. A request the dispatcher routed writes
+        as what this node was then (every write of the request alike); any other asks now."""
+        routed = routed_as_controller()
+        active = self._is_active_controller() if routed is None else routed
+        return self._fenced_session if active else self.session
 
     def _epoch_zk_version(self) -> int | None:
         """The ``/controller_epoch`` version of this node's election while it is the active controller."""
@@ -277,7 +280,7 @@ class Node:
             broker_id=self.config.broker_id,
             cluster_id=self.cluster_id,
             cache=self.cache,
-            controller=self.controller,
+            controller=self.controller,  # a ControllerApi to the handlers: mypy checks Controller is one here
             default_partitions=self.config.num_partitions,
             default_replication_factor=self.config.default_replication_factor,
             supported=self.supported,

@@ -19,7 +19,7 @@ def cmd_node(args: argparse.Namespace) -> int:
     from controller.node import Node
     from controller.store.chroot_guard import ForeignBrokers
     from controller.store.registration import BrokerIdInUse
-    from controller.zk.session import ZkUnavailable
+    from controller.zk.errors import ZkUnavailable
 
     if args.properties is not None and args.config is not None and args.properties != args.config:
         raise UsageError(f"two configuration files: {args.properties} and --config {args.config}; give one")

@@ -80,7 +80,8 @@ def connect(
     used (read before any connection is opened) and :class:`~controller.exits.Unreachable` naming the address
     and the timeout when ZooKeeper does not answer."""
     from controller.exits import Unreachable, UsageError
-    from controller.zk.session import ZkSession, ZkUnavailable
+    from controller.zk.errors import ZkUnavailable
+    from controller.zk.session import ZkSession
 
     try:
         tls = zk_tls(tls_config_file)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
 
-from controller.active import elections as leaders
+from controller.active import leader_election as leaders
+from controller.active.api import IsrResult, IsrUpdate
 from controller.active.context import ControllerContext, PartitionInfo
 from controller.active.reassignment import Reassigner
 from controller.active.state_changes import create_states, update_states
@@ -24,23 +24,6 @@ from zkmodel.topics import RECOVERED, RECOVERING, PartitionState
 log = logging.getLogger(__name__)
 
 PREFERRED, UNCLEAN = 0, 1
-
-
-@dataclass(frozen=True)
-class IsrUpdate:
-    """One partition of an AlterPartition request: what the leader wants the state to become."""
-
-    leader_epoch: int
-    isr: tuple[int, ...]
-    partition_epoch: int
-    leader_recovery_state: int = RECOVERED
-
-
-@dataclass(frozen=True)
-class IsrResult:
-    error: KafkaError
-    state: PartitionState | None = None
-    partition_epoch: int = -1
 
 
 class Leadership:

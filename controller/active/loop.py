@@ -19,14 +19,14 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from controller.active import events as ev
-from controller.active.context import ControllerContext, LiveBroker, PartitionInfo
-from controller.active.election import active_controller, release_own_controller_znode, try_elect
+from controller.active.api import CALL_TIMEOUT_S, IsrResult, IsrUpdate, NewTopic, Result
+from controller.active.context import ControllerContext, PartitionInfo
+from controller.active.controller_election import active_controller, release_own_controller_znode, try_elect
 from controller.active.failover import LoadReport, load_brokers, load_context, load_topics
 from controller.active.feature import ensure_feature_znode
-from controller.active.leadership import IsrResult, IsrUpdate, Leadership
-from controller.active.reassignment import Reassigner, Result
+from controller.active.leadership import Leadership
+from controller.active.reassignment import Reassigner
 from controller.active.topics import (
-    NewTopic,
     add_partitions,
     collision_index,
     create_topics,
@@ -37,10 +37,11 @@ from controller.active.topics import (
     topic_znode,
 )
 from controller.logtags import UNEXPECTED
-from controller.zk.fenced_writer import ControllerMoved, FencedWriter, OpFailed
+from controller.zk.errors import ControllerMoved, SessionLost, ZkUnavailable
+from controller.zk.fenced_writer import FencedWriter, OpFailed
 from controller.zk.multiread import DataResult
 from controller.zk.ops import Delete, Op, SetData
-from controller.zk.session import SessionLost, ZkSession, ZkUnavailable
+from controller.zk.session import ZkSession
 from controller.zk.types import EventType, KazooState, WatchedEvent
 from zkmodel import errorcodes as E
 from zkmodel import ibp, paths
@@ -57,10 +58,13 @@ log = logging.getLogger(__name__)
 
 #: The gauges are recounted at most once per this many times the last count's duration (see _publish).
 PUBLISH_COST_FACTOR = 20.0
-#: How long an API call waits for the controller thread when the request gives no timeout of its own.
-CALL_TIMEOUT_S = 30.0
 T = TypeVar("T")
-#: Logged with every unexpected exception; the test suite fails if it appears.
+#: The ZooKeeper failures that end a controller step, each handled by :meth:`Controller.step`: the controller
+#: moved or the session is lost (resign), ZooKeeper away (defer). Deliberately these three rather than a group
+#: of :mod:`controller.zk.errors`: the controller meets ZooKeeper only through ZkSession and its fenced writer,
+#: which retry kazoo's unanswered requests into ZkUnavailable and turn its session errors into SessionLost,
+#: and AdminWriteFenced fences clients' admin writes, never the controller's own.
+ENDS_A_STEP = (ControllerMoved, SessionLost, ZkUnavailable)
 
 
 class Active:
@@ -363,7 +367,7 @@ class Controller:
         if active is None:
             return
         writer = FencedWriter(self.session, active.writer.epoch, active.writer.epoch_zk_version)
-        with contextlib.suppress(ControllerMoved, OpFailed, SessionLost, ZkUnavailable):
+        with contextlib.suppress(*ENDS_A_STEP, OpFailed):
             writer.atomic([Delete(paths.CONTROLLER)])
 
     def _reconnected(self) -> str:
@@ -646,7 +650,7 @@ class Controller:
         before = (writer.writes, writer.sent, writer.multis)
         try:
             call.future.set_result(call.fn())
-        except (ControllerMoved, SessionLost, ZkUnavailable) as exc:
+        except ENDS_A_STEP as exc:
             # The call ran and ZooKeeper failed under it. If none of its writes was made or may have been made
             # (a fenced multi refused, or ZooKeeper lost before the first write), the answer is NOT_CONTROLLER:
             # nothing was done, send it again to the new controller (KIP-590's forwarding brokers do). Otherwise
@@ -700,15 +704,17 @@ class Controller:
     def create_topics(
         self, topics: Sequence[NewTopic], *, validate_only: bool = False, timeout: float = CALL_TIMEOUT_S
     ) -> dict[str, Result]:
+        """Names must be distinct: a name given twice is the CreateTopics handler's answer to make (INVALID_REQUEST,
+        before authorization, as KafkaApis checks it), never the controller's."""
+        repeated = sorted(n for n, k in Counter(t.name for t in topics).items() if k > 1)
+        if repeated:
+            raise ValueError(f"create_topics takes each topic once; given more than once: {repeated}")
+
         def run(a: Active) -> dict[str, Result]:
             out: dict[str, Result] = {}
-            counts = Counter(t.name for t in topics)
             collisions = collision_index(a.ctx.topics)  # once per request, not a scan of every topic per topic
             planned: list[tuple[NewTopic, dict[int, tuple[int, ...]]]] = []
             for topic in topics:
-                if counts[topic.name] > 1:
-                    out[topic.name] = (E.INVALID_REQUEST, "Found multiple entries for this topic.")
-                    continue
                 try:
                     planned.append((topic, plan_topic(a.ctx, topic, collisions)))
                     out[topic.name] = (E.NONE, None)
@@ -831,4 +837,4 @@ class Controller:
         return self.call("Snapshot", lambda a: a.ctx)
 
 
-__all__ = ["Controller", "IsrResult", "IsrUpdate", "LiveBroker", "NewTopic"]
+__all__ = ["Controller"]

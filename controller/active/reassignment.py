@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
-from controller.active import elections as leaders
+from controller.active import leader_election as leaders
+from controller.active.api import Result
 from controller.active.context import ControllerContext, PartitionInfo
 from controller.active.state_changes import read_states, update_states
 from controller.active.topics import topic_znode
@@ -23,14 +24,12 @@ from controller.zk.session import ZkSession
 from zkmodel import errorcodes as E
 from zkmodel import paths
 from zkmodel.admin import PartitionReassignmentZnode, TopicPartition
-from zkmodel.errorcodes import KafkaError
 from zkmodel.errors import ZnodeFormatError
 from zkmodel.reassignment import ReplicaAssignment
 from zkmodel.topics import PartitionState
 
 log = logging.getLogger(__name__)
 
-Result = tuple[KafkaError, str | None]
 OK: Result = (E.NONE, None)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection, Iterable
 
-from controller.active import elections as leaders
+from controller.active import leader_election as leaders
 from controller.active.context import ControllerContext, PartitionInfo, TopicInfo
 from controller.zk.errors import BadVersionError, KazooException, NodeExistsError
 from controller.zk.fenced_writer import FencedWriter

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 
-from controller.active import elections as leaders
+from controller.active import leader_election as leaders
+from controller.active.api import NewTopic, Result
 from controller.active.context import ControllerContext, PartitionInfo, TopicInfo
 from controller.active.state_changes import create_states, log_new_topic
 from controller.zk.errors import NodeExistsError
@@ -21,7 +21,7 @@ from zkmodel import errorcodes as E
 from zkmodel import paths, topic_names
 from zkmodel.admin import TopicPartition
 from zkmodel.configs import EntityConfig
-from zkmodel.errorcodes import KafkaApiError, KafkaError
+from zkmodel.errorcodes import KafkaApiError
 from zkmodel.placement import BrokerMetadata, PlacementError, assign_replicas_to_brokers
 from zkmodel.reassignment import ReplicaAssignment
 from zkmodel.topics import PartitionState, TopicAssignment
@@ -29,15 +29,6 @@ from zkmodel.uuid import random_uuid
 
 log = logging.getLogger(__name__)
 _NOT_CONSECUTIVE = "partitions should be a consecutive 0-based integer sequence"
-
-
-@dataclass(frozen=True)
-class NewTopic:
-    name: str
-    num_partitions: int = -1
-    replication_factor: int = -1
-    assignment: Mapping[int, Sequence[int]] | None = None
-    configs: Mapping[str, str] = field(default_factory=dict)
 
 
 def broker_metadata(ctx: ControllerContext) -> list[BrokerMetadata]:
@@ -171,8 +162,6 @@ def create_topic(
     return topic
 
 
-#: An API outcome: Kafka's error code and message (message None on success).
-Result = tuple[KafkaError, str | None]
 #: A topic whose creation multi would be larger than this is created the long way (:func:`create_topic`).
 PIPELINED_TOPIC_BYTES = 256 * 1024
 

@@ -23,7 +23,7 @@ from tenacity import wait_fixed, wait_random
 
 from controller.store.errors import zk_error
 from controller.zk import cas
-from controller.zk.errors import AdminWriteFenced, BadVersionError, NoNodeError, ZkUnavailable
+from controller.zk.errors import NOT_AS_EXPECTED, AdminWriteFenced, BadVersionError, NoNodeError, ZkUnavailable
 from controller.zk.session import ZkSession
 from zkmodel import errorcodes as E
 from zkmodel import paths
@@ -229,7 +229,7 @@ def _set(session: ZkSession, path: str, data: bytes, version: int) -> bool:
     try:
         session.set_if_version(path, data, version, write="acl")
         return True
-    except (BadVersionError, NoNodeError):
+    except NOT_AS_EXPECTED:  # changed or deleted since it was read: the caller reads again
         return False
 
 

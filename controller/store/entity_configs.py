@@ -20,7 +20,7 @@ from tenacity import Retrying, retry_if_result, stop_after_delay, wait_fixed
 
 from controller.store.errors import ApiFailure
 from controller.zk import cas
-from controller.zk.errors import BadVersionError, NodeExistsError, NoNodeError, NotEmptyError, RolledBackError
+from controller.zk.errors import NOT_AS_EXPECTED, RolledBackError
 from controller.zk.ops import Check, Create, Op, SetData
 from controller.zk.session import ZkSession
 from controller.zk.types import ZnodeStat
@@ -91,16 +91,14 @@ def commit_entity_multi(session: ZkSession, ops: Sequence[Op], *, what: str, wri
     """Run one entity-config multi whose last op is its change notification (AdminZkClient writes a config
     and its notification together). Raises :class:`controller.zk.cas.Raced` when a compare-and-set lost a
     race, /controller changed or someone else wrote first (re-read and retry); any other failure is raised, and
-    a multi refused after its connection dropped is :class:`~controller.zk.session.WriteInDoubt` (our own first
+    a multi refused after its connection dropped is :class:`~controller.zk.errors.WriteInDoubt` (our own first
     attempt may have made it: re-reading and writing again would turn an in-doubt write into a definite answer)."""
     results = session.multi(ops, what=what, write=write, refusal_in_doubt=True)
     failures = [r for r in results if isinstance(r, Exception) and not isinstance(r, RolledBackError)]
     if not failures:
         return
     failure = failures[0]
-    if isinstance(failure, BadVersionError | NoNodeError | NodeExistsError | NotEmptyError) and (
-        results[-1] is not failure
-    ):
+    if isinstance(failure, NOT_AS_EXPECTED) and results[-1] is not failure:
         raise cas.Raced(f"{what}: {type(failure).__name__}")
     raise failure
 

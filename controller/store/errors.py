@@ -26,33 +26,19 @@ from __future__ import annotations
 
 import logging
 
-from controller.zk.errors import (
-    AdminWriteFenced,
-    ConnectionClosedError,
-    ConnectionLoss,
-    KazooException,
-    KazooTimeoutError,
-    NoAuthError,
-    OperationTimeoutError,
-    SessionExpiredError,
-    SessionLost,
-    SessionMovedError,
-    ZkTimeout,
-    ZkUnavailable,
-)
+from controller.zk.errors import LOST, ZK_FAILURES, AdminWriteFenced, ControllerMoved, NoAuthError
 from zkmodel import errorcodes as E
 from zkmodel.errorcodes import KafkaError
 
 log = logging.getLogger(__name__)
 
-#: What a ZooKeeper-backed admin write can fail with besides its own domain errors (``ZkUnavailable`` covers
-#: ``ZkReadTimeout``, a bulk read past its deadline).
-STORE_ERRORS = (KazooException, ZkUnavailable, SessionLost, ZkTimeout, KazooTimeoutError, AdminWriteFenced)
+#: What a ZooKeeper-backed admin write can fail with besides its own domain errors: every ZooKeeper failure
+#: but ``ControllerMoved``, which is deliberately left out: only the controller loop may catch it (it resigns),
+#: and no store writes through the controller's own fenced writer (the admin writes' fence is
+#: ``AdminWriteFenced``).
+STORE_ERRORS = tuple(cls for cls in ZK_FAILURES if cls is not ControllerMoved)
 #: ZooKeeper away or slow, or the session gone: the outcome is unknown and a retry is the cure.
-ZK_TIMEOUTS = (
-    ZkUnavailable, ZkTimeout, SessionLost, ConnectionLoss, OperationTimeoutError, SessionExpiredError,
-    SessionMovedError, ConnectionClosedError, KazooTimeoutError,
-)  # fmt: skip
+ZK_TIMEOUTS = LOST
 
 
 class ApiFailure(Exception):

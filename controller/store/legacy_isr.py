@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-from controller.zk.errors import BadVersionError, NoNodeError
+from controller.zk.errors import NOT_AS_EXPECTED
 from controller.zk.session import ZkSession
 from zkmodel import paths
 from zkmodel.admin import TopicPartition
@@ -48,7 +48,7 @@ class LegacyIsrWriter:
                                  state.leader_recovery_state)  # fmt: skip
             try:
                 self.session.set_if_version(path, new.encode(), zk_version, write="isr")
-            except (BadVersionError, NoNodeError):
+            except NOT_AS_EXPECTED:
                 continue  # the controller (or a new leader) wrote first: Kafka's leader gives up the same way
             changed.append(TopicPartition(topic, partition))
         if changed:

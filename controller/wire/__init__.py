@@ -3,7 +3,8 @@ kio codecs, the hand-framed Envelope and ControlledShutdown, the blocking inter-
 the API spec table (:mod:`.apikeys`), dispatch (local handler, forwarding, envelopes, metrics), the
 authorization helper, and the handler families in :mod:`.handlers`.
 
-Imports ``controller.security``, ``controller.store`` (through the handlers), ``controller.active`` (the
-handlers call the controller) and ``zkmodel``; never kazoo, a ZooKeeper session or writer, the broker side
-or the node — those hand the wire layer what it needs (a forwarder, handlers, a session to pass to a store).
+Imports ``controller.security``, ``controller.store`` (through the handlers), ``controller.active.api`` only
+of the controller (the handlers call a :class:`~controller.active.api.ControllerApi` the node hands them) and
+``zkmodel``; never kazoo, a ZooKeeper session or writer, the controller's own modules, the broker side or the
+node — those hand the wire layer what it needs (a forwarder, handlers, a controller, a session for a store).
 """

@@ -1,7 +1,10 @@
 """Where each request goes: this node's handler, the controller via an Envelope, or, for an Envelope that
 arrived here, the inner request handled as the principal it carries (reference/kafka-zk-facts.md §4).
 
-Every request is counted, timed and its error codes tallied here, once, whatever route it took.
+Every request is counted, timed and its error codes tallied here, once, whatever route it took. Whether this
+node is the active controller is asked here once per request the answer routes (a forwardable request, an
+Envelope), and the request is handled under that answer (:func:`routed_as_controller`): its route, the
+controller its handler calls and the session its admin writes go through cannot disagree.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import dataclasses
 import logging
 import time
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from typing import Any, Protocol
 
 from kio.index import load_response_schema
@@ -59,6 +63,17 @@ class NoRequestMetrics:
 #: in an Envelope to the active controller, handled by this node as the active controller, or written by
 #: this broker itself (forwarding not enabled yet: the pre-bridge path the upgrade retires).
 ROUTES = ("forwarded", "controller", "direct")
+
+#: Whether this node was the active controller when the dispatcher routed the request being handled. Set for
+#: the handler's run only (contextvars follow it into ``asyncio.to_thread``); None where no dispatcher asked: a
+#: request not routed by the controller (AlterPartition, the raw ControlledShutdown) or a handler called
+#: directly, which then asks the controller itself.
+_ROUTED_AS_CONTROLLER: ContextVar[bool | None] = ContextVar("routed_as_controller", default=None)
+
+
+def routed_as_controller() -> bool | None:
+    """The dispatcher's one answer for the request being handled (see ``_ROUTED_AS_CONTROLLER``)."""
+    return _ROUTED_AS_CONTROLLER.get()
 
 
 def error_codes(response: Any) -> Iterator[int]:
@@ -114,21 +129,25 @@ class Dispatcher:
                     self.on_client_software(conn, name, request.body.client_software_version)
             if request.api_key == envelope.API_KEY:
                 return await self._envelope(request, conn, errors)
-            if self._should_forward(request, conn):
-                assert self.forwarder is not None
-                route = "forwarded"
-                outcome = await self.forwarder.forward(frame, conn.principal, conn.peer_host)
-                if outcome.close:
-                    return None
-                if outcome.response is not None:
-                    return self._relay(request, outcome.response, errors)
-                if outcome.error is not None:
-                    response = error_response(request, outcome.error)
-                    errors.extend(error_codes(response))
-                    return encode_response(request, response)
+            active: bool | None = None
             if forwardable(request.api_key) and not conn.from_envelope:
-                route = "controller" if self.is_active_controller() else "direct"
-            response = await self._local(request, conn)
+                active = self.is_active_controller()
+                if not active and self.forwarder is not None:
+                    route = "forwarded"
+                    outcome = await self.forwarder.forward(frame, conn.principal, conn.peer_host)
+                    if outcome.close:
+                        return None
+                    if outcome.response is not None:
+                        return self._relay(request, outcome.response, errors)
+                    if outcome.error is not None:
+                        response = error_response(request, outcome.error)
+                        errors.extend(error_codes(response))
+                        return encode_response(request, response)
+                    # Handled here after all (the controller takes no envelopes): a new route, decided after
+                    # the forwarding attempt's wait, so asked anew.
+                    active = self.is_active_controller()
+                route = "controller" if active else "direct"
+            response = await self._local(request, conn, active)
             if not isinstance(response, bytes):
                 errors.extend(error_codes(response))
             return encode_response(request, response)
@@ -137,11 +156,14 @@ class Dispatcher:
             if route is not None:
                 self.metrics.admin_request(request.api_key, route)
 
-    async def _local(self, request: Request, conn: Connection) -> Any:
-        """This node's handler, behind the whole-request cluster check Kafka makes for the API (if any)."""
+    async def _local(self, request: Request, conn: Connection, active: bool | None) -> Any:
+        """This node's handler, behind the whole-request cluster check Kafka makes for the API (if any), run
+        under ``active``: whether this node was the active controller when the request was routed (None: not
+        asked)."""
         operation = cluster_check(request.api_key)
         if operation is not None and not self.authz.cluster(conn, operation):
             return error_response(request, E.CLUSTER_AUTHORIZATION_FAILED)
+        routed = _ROUTED_AS_CONTROLLER.set(active)
         try:
             return await self.handlers[request.api_key](request, conn)
         except STORE_ERRORS as exc:
@@ -149,14 +171,8 @@ class Dispatcher:
                 raise
             failure = store_failure(exc, f"for {api_name(request.api_key)}")
             return error_response(request, failure.error, failure.message)
-
-    def _should_forward(self, request: Request, conn: Connection) -> bool:
-        return (
-            self.forwarder is not None
-            and forwardable(request.api_key)
-            and not conn.from_envelope
-            and not self.is_active_controller()
-        )
+        finally:
+            _ROUTED_AS_CONTROLLER.reset(routed)
 
     @staticmethod
     def _relay(request: Request, inner: bytes, errors: list[int]) -> bytes:
@@ -223,7 +239,7 @@ class Dispatcher:
             api_name(inner.api_key), inner.api_version, principal, client_host, inner.client_id,
             conn.peer_host, conn.peer_port, conn.listener,
         )  # fmt: skip
-        response = await self._local(inner, inner_conn)
+        response = await self._local(inner, inner_conn, True)  # the NOT_CONTROLLER check above passed
         inner_errors = [] if isinstance(response, bytes) else list(error_codes(response))
         if E.NOT_CONTROLLER.code in inner_errors:
             return fail(E.NOT_CONTROLLER)

@@ -3,8 +3,9 @@
 What lives here: the node's session (:mod:`.session`: bounded calls, retry by error, state tracking, the
 read/write primitives other packages use), write ops as values (:mod:`.ops`), the single fenced writer every
 controller write goes through (:mod:`.fenced_writer`), multiRead and the pipelined bulk readers
-(:mod:`.multiread`), ZooKeeper's error and value vocabulary re-exported for everyone else (:mod:`.errors`,
-:mod:`.types`), the read-modify-CAS helper with in-process ordering per key (:mod:`.cas`), the race-retry
+(:mod:`.multiread`), ZooKeeper's failures for everyone else, classified once (:mod:`.errors`: kazoo's
+re-exported, the session's and the fence's own, and the groups every catcher uses), its value vocabulary
+(:mod:`.types`), the read-modify-CAS helper with in-process ordering per key (:mod:`.cas`), the race-retry
 policies on tenacity (:mod:`.retry`) and the watched-cache base (:mod:`.watched`).
 
 Who may import it: every other package of the node and ``migrate``'s tools. ``controller.wire`` imports

@@ -21,16 +21,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kazoo.exceptions import BadVersionError, KazooException, RolledBackError
 from kazoo.protocol.states import ZnodeStat
 
+from controller.zk.errors import AdminWriteFenced, BadVersionError, KazooException, NodeExistsError, RolledBackError
 from controller.zk.ops import Check, Create, Delete, Op, SetData
 from controller.zk.session import ZkSession
 from zkmodel import paths
-
-
-class AdminWriteFenced(Exception):
-    """This node is not (or no longer) the active controller: the write was refused, nothing was written."""
 
 
 class FencedSession(ZkSession):
@@ -118,8 +114,6 @@ class FencedSession(ZkSession):
         return self.set_if_version(path, data, -1, write=write)
 
     def create_only(self, path: str, data: bytes | None, *, ephemeral: bool = False, write: str = "create") -> bool:
-        from kazoo.exceptions import NodeExistsError
-
         try:
             self._one(Create(path, data, ephemeral=ephemeral), f"create {path}", write)
             return True

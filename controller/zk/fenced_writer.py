@@ -12,32 +12,21 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from kazoo.exceptions import BadVersionError, KazooException, RolledBackError, SessionExpiredError, SessionMovedError
-
+from controller.zk.errors import (
+    KAZOO_SESSION_LOST,
+    BadVersionError,
+    ControllerMoved,
+    KazooException,
+    RolledBackError,
+    SessionLost,
+    ZkUnavailable,
+    is_transient,
+)
 from controller.zk.ops import MAX_MULTI_BYTES, Check, Op, build_transaction, op_size
-from controller.zk.session import SessionLost, ZkSession, ZkUnavailable, is_transient
+from controller.zk.session import ZkSession
 from zkmodel import paths
-from zkmodel.errorcodes import STALE_CONTROLLER_EPOCH
 
 log = logging.getLogger(__name__)
-
-
-class ControllerMoved(Exception):
-    """The epoch check failed: another controller was elected. Nothing was written.
-
-    Deliberately not a KafkaApiError: per-request error handling must never swallow it; only the
-    controller loop catches it, and resigns. Its wire code is still STALE_CONTROLLER_EPOCH.
-    """
-
-    error = STALE_CONTROLLER_EPOCH
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-    @property
-    def code(self) -> int:
-        return self.error.code
 
 
 class WritesSuspended(ZkUnavailable):
@@ -89,7 +78,7 @@ class FencedWriter:
         controller resigns on it rather than reporting an unexpected error."""
         try:
             return async_result.get(timeout=self.session.request_timeout_s)
-        except (SessionExpiredError, SessionMovedError) as exc:
+        except KAZOO_SESSION_LOST as exc:
             raise SessionLost(f"fenced write: {exc!r}") from exc
 
     def _fence(self) -> Check:

@@ -22,16 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import (
-    ConnectionLoss,
-    NodeExistsError,
-    NoNodeError,
-    OperationTimeoutError,
-    RolledBackError,
-    SessionExpiredError,
-    SessionMovedError,
-)
-from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.handlers.utils import create_tcp_connection
 from kazoo.protocol.states import KazooState, ZnodeStat
 from kazoo.retry import KazooRetry
@@ -40,6 +30,20 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_de
 from controller.logtags import UNEXPECTED
 from controller.zk import bulk, multiread, setwatches
 from controller.zk.acls import AclPolicy, kafka_policy, kazoo_acls
+from controller.zk.errors import (
+    KAZOO_SESSION_LOST,
+    ConnectionLoss,
+    KazooTimeoutError,
+    NodeExistsError,
+    NoNodeError,
+    RolledBackError,
+    SessionLost,
+    WriteInDoubt,
+    ZkReadTimeout,
+    ZkTimeout,
+    ZkUnavailable,
+    is_transient,
+)
 from controller.zk.handler import NodeHandler
 from controller.zk.ops import Op, build_transaction
 
@@ -65,36 +69,6 @@ class ZkTls:
                 "check_hostname": self.check_hostname}  # fmt: skip
 
 
-class ZkUnavailable(RuntimeError):
-    """ZooKeeper did not answer within the retry deadline; the session may still be alive."""
-
-
-class WriteInDoubt(ZkUnavailable):
-    """A write was sent, its connection dropped (or its answer timed out) before ZooKeeper answered, and the
-    retry was refused by one of its checks (a version, an existence or the controller-epoch fence). The
-    refusal may be the first attempt's own doing: it may have been applied. Callers must not report such a
-    write as certainly not made (NOT_CONTROLLER, a lost race): it is in doubt, KIP-4's REQUEST_TIMED_OUT."""
-
-
-class SessionLost(RuntimeError):
-    """The session expired (or was closed): its ephemeral nodes are gone, so is any leadership."""
-
-
-def is_transient(exc: BaseException) -> bool:
-    """Retry policy in one place: connection-level failures are worth retrying, nothing else is."""
-    return isinstance(exc, ConnectionLoss | OperationTimeoutError | KazooTimeoutError | ZkTimeout)
-
-
-class ZkTimeout(RuntimeError):
-    """One request got no answer within its timeout (connection down or server stalled)."""
-
-
-class ZkReadTimeout(ZkUnavailable, TimeoutError):
-    """A bulk read (multiRead, a burst of watches) did not complete within its deadline: ZooKeeper is
-    unreachable or stalled, as for any call that gives up (:class:`ZkUnavailable`), so callers that handle
-    ZooKeeper being away handle this too; still a ``TimeoutError`` for callers that wait on reads."""
-
-
 @contextlib.contextmanager
 def _watch_errors(what: str) -> Iterator[None]:
     """The watch requests' errors in the session's vocabulary: no answer in time, the session gone, or the
@@ -104,7 +78,7 @@ def _watch_errors(what: str) -> Iterator[None]:
         yield
     except TimeoutError as exc:
         raise ZkReadTimeout(str(exc)) from None
-    except (SessionExpiredError, SessionMovedError) as exc:
+    except KAZOO_SESSION_LOST as exc:
         raise SessionLost(f"{what}: {exc!r}") from exc
     except ConnectionLoss as exc:
         raise ZkUnavailable(f"{what}: {exc!r}") from exc
@@ -292,7 +266,7 @@ class ZkSession:
         )
         try:
             return retrying(attempt)
-        except (SessionExpiredError, SessionMovedError) as exc:
+        except KAZOO_SESSION_LOST as exc:
             raise SessionLost(f"{what}: {exc!r}") from exc
 
     # -- reads ---------------------------------------------------------------------------------------
@@ -345,7 +319,7 @@ class ZkSession:
             )
         except multiread.MultiReadTimeoutError as exc:
             raise ZkReadTimeout(str(exc)) from exc
-        except (SessionExpiredError, SessionMovedError) as exc:
+        except KAZOO_SESSION_LOST as exc:
             raise SessionLost(f"bulk read of {len(paths)} znodes: {exc!r}") from exc
 
     def read_data_into(
@@ -368,7 +342,7 @@ class ZkSession:
             )
         except multiread.MultiReadTimeoutError as exc:
             raise ZkReadTimeout(str(exc)) from exc
-        except (SessionExpiredError, SessionMovedError) as exc:
+        except KAZOO_SESSION_LOST as exc:
             raise SessionLost(f"bulk read of {len(paths)} znodes: {exc!r}") from exc
 
     def read_children(self, paths: Sequence[str], *, timeout: float | None = None) -> dict[str, list[str] | None]:
@@ -379,7 +353,7 @@ class ZkSession:
             )
         except multiread.MultiReadTimeoutError as exc:
             raise ZkReadTimeout(str(exc)) from exc
-        except (SessionExpiredError, SessionMovedError) as exc:
+        except KAZOO_SESSION_LOST as exc:
             raise SessionLost(f"bulk read of {len(paths)} znodes: {exc!r}") from exc
 
     def read_acls(
@@ -404,7 +378,7 @@ class ZkSession:
                 out[path] = None
             except KazooTimeoutError:
                 raise ZkTimeout(f"reading the ACLs of {len(todo)} znodes took longer than allowed") from None
-            except (SessionExpiredError, SessionMovedError) as exc:
+            except KAZOO_SESSION_LOST as exc:
                 raise SessionLost(f"reading the ACLs of {len(todo)} znodes: {exc!r}") from exc
         return out
 

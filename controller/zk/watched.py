@@ -31,16 +31,15 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any, Final, Generic, TypeVar
 
-from kazoo.exceptions import KazooException, NoNodeError
-from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.interfaces import IAsyncResult
 from kazoo.protocol.states import EventType, KazooState, WatchedEvent
 from tenacity import RetryCallState, Retrying, retry_if_exception, wait_exponential
 
 from controller.logtags import UNEXPECTED
+from controller.zk.errors import By, KazooTimeoutError, NoNodeError, ZkUnavailable, failures
 from controller.zk.handler import inline_watcher
 from controller.zk.multiread import DataResult
-from controller.zk.session import SessionLost, ZkSession, ZkTimeout, ZkUnavailable
+from controller.zk.session import ZkSession
 
 __all__ = [
     "BACKOFF",
@@ -63,9 +62,11 @@ IN_FLIGHT: Final = 1000
 BULK_UPDATE: Final = 256
 #: A znode that keeps appearing and vanishing between a read and an exists is retried this often per update.
 MAX_RACE_ROUNDS: Final = 10
-#: Errors that mean "ZooKeeper cannot answer right now": keep serving the last snapshot, retry later.
-#: (``TimeoutError`` covers multiRead's ``MultiReadTimeoutError``.)
-ZK_UNAVAILABLE: Final = (ZkUnavailable, SessionLost, ZkTimeout, KazooException, KazooTimeoutError, TimeoutError)
+#: Errors that mean "ZooKeeper cannot answer right now": keep serving the last snapshot, retry later. Every
+#: failure kazoo or the session raises, kazoo's raw ones included (the cache reads through its own pipelined
+#: async calls too); not the fence's, which refuses writes, and a cache never writes. ``TimeoutError`` covers
+#: multiRead's ``MultiReadTimeoutError``.
+ZK_UNAVAILABLE: Final[tuple[type[BaseException], ...]] = (*failures(by=[By.KAZOO, By.SESSION]), TimeoutError)
 #: The wait before each retry of a failed update: 0.1 s, doubling, at most 2 s.
 BACKOFF: Final = wait_exponential(multiplier=0.1, max=2.0)
 

@@ -21,16 +21,7 @@ RERUN = "rerun the command (it is safe to rerun)"
 def cmd_lockdown(args: argparse.Namespace) -> int:
     from controller.credential_flags import identity
     from controller.exits import CommandError, Unreachable, UsageError
-    from controller.zk.errors import (
-        ConnectionClosedError,
-        ConnectionLoss,
-        KazooTimeoutError,
-        NoAuthError,
-        OperationTimeoutError,
-        SessionLost,
-        ZkTimeout,
-        ZkUnavailable,
-    )
+    from controller.zk.errors import LOST, NoAuthError
     from migrate.connect import connect
     from migrate.lockdown import tool
     from zkmodel.zk_acls import Identities, IdentityError, digest_identity
@@ -59,16 +50,6 @@ def cmd_lockdown(args: argparse.Namespace) -> int:
         auth=[("digest", credentials)],
         tls_config_file=args.zk_tls_config_file,
     )
-    # the connection went (or a request got no answer) part-way through
-    lost = (
-        ZkTimeout,
-        ZkUnavailable,
-        SessionLost,
-        ConnectionLoss,
-        ConnectionClosedError,
-        OperationTimeoutError,
-        KazooTimeoutError,
-    )
     try:
         if args.lockdown_command == "plan":
             return tool.plan(session, who)
@@ -77,7 +58,7 @@ def cmd_lockdown(args: argparse.Namespace) -> int:
         if args.lockdown_command == "verify":
             return tool.verify(session, who)
         return tool.revert(session, backup)
-    except lost as exc:
+    except LOST as exc:  # the connection went (or a request got no answer) part-way through
         raise Unreachable(f"{str(exc) or type(exc).__name__}; {RERUN}") from None
     except NoAuthError:  # a read refused: the ACL writes name their znode (tool._set_acl)
         user = credentials.partition(":")[0]

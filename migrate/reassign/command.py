@@ -112,10 +112,12 @@ def _run_admin(opts: Options, out: Output, inputs: Inputs) -> None:
 
 def _run_zookeeper(opts: Options, out: Output, inputs: Inputs) -> None:
     from controller.store.errors import STORE_ERRORS, ApiFailure
-    from controller.zk.session import ZkSession, ZkUnavailable
+    from controller.zk.errors import ZkUnavailable
+    from controller.zk.session import ZkSession
     from migrate.reassign import legacy
 
     assert opts.zookeeper is not None
+    ends: tuple[type[BaseException], ...] = (*STORE_ERRORS, ApiFailure)  # reported as the tool's one error line
     session = ZkSession(opts.zookeeper, session_timeout_ms=30_000, name="reassign")
     try:
         session.start(timeout=CONNECT_TIMEOUT_S)
@@ -123,7 +125,7 @@ def _run_zookeeper(opts: Options, out: Output, inputs: Inputs) -> None:
         raise ToolError(str(exc)) from None
     try:
         legacy.run(session, opts, out, inputs)
-    except (*STORE_ERRORS, ApiFailure) as exc:
+    except ends as exc:
         message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
         raise ToolError(message) from None
     finally:

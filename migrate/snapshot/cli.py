@@ -54,7 +54,7 @@ def _no_read(exc: BaseException, auth: list[tuple[str, str]]) -> str:
 def cmd_export(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from controller.zk.errors import NoAuthError, SessionLost, ZkTimeout, ZkUnavailable, is_transient
+    from controller.zk.errors import LOST, NoAuthError
     from migrate.connect import connect
     from migrate.snapshot.credentials import Redaction, redact
     from migrate.snapshot.export import KAFKA_ROOTS, walk
@@ -89,10 +89,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     except NoAuthError as exc:
         raise CommandError(_no_read(exc, auth)) from None
-    except Exception as exc:
-        # kazoo's connection errors (is_transient) as well as the session's own
-        if not (isinstance(exc, ZkTimeout | ZkUnavailable | SessionLost) or is_transient(exc)):
-            raise
+    except LOST as exc:  # the session's own as well as kazoo's, which the pipelined bulk reads let out
         reason = str(exc) or type(exc).__name__
         lost = f"lost ZooKeeper at {args.zookeeper} while exporting ({reason}); nothing was written"
         raise Unreachable(lost) from None

@@ -399,7 +399,7 @@ def run(
     from controller.exits import CommandError
     from controller.store import tree_copy
     from controller.zk.bulk import BulkWriteError
-    from controller.zk.session import SessionLost, ZkTimeout, ZkUnavailable
+    from controller.zk.errors import LOST_BY_SESSION, ZkUnavailable
     from migrate.connect import connect, zk_tls
 
     hosts, slash, chroot = zookeeper.partition("/")
@@ -451,7 +451,7 @@ def run(
                 f"holds a partial tree marked by {paths.RESTORE_IN_PROGRESS}, on which no node will start: {restart}"
             ),
         )
-    except (ZkUnavailable, ZkTimeout, SessionLost) as exc:
+    except LOST_BY_SESSION as exc:
         return Outcome(
             3,
             written,
@@ -469,9 +469,11 @@ def run(
 
 
 def _is_connection_loss(cause: BaseException) -> bool:
-    from controller.zk.session import is_transient
+    """A bulk write's cause (kazoo's own error, as the pipelined writer met it) that means ZooKeeper went away
+    or the session with it."""
+    from controller.zk.errors import LOST
 
-    return is_transient(cause) or type(cause).__name__ in ("SessionExpiredError", "KazooTimeoutError")
+    return isinstance(cause, LOST)
 
 
 def summary(p: Plan, outcome: Outcome, *, acls: str, keep_credentials: bool, target: str) -> list[str]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from kazoo.client import KazooClient
 
-from controller.active.leadership import IsrUpdate
+from controller.active.api import IsrUpdate
 from controller.active.loop import Controller
 from controller.store.registration import Registrar, ensure_persistent_paths
 from controller.zk.session import ZkSession

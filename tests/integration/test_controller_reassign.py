@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 from kazoo.client import KazooClient
 
-from controller.active.leadership import IsrUpdate
-from controller.active.loop import NewTopic
+from controller.active.api import IsrUpdate, NewTopic
 from tests.integration.cluster import Cluster, cluster, wait_for
 from zkmodel import errorcodes as E
 from zkmodel import paths

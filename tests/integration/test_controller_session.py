@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from kazoo.client import KazooClient
 
-from controller.active.loop import Controller, NewTopic
+from controller.active.api import NewTopic
+from controller.active.loop import Controller
 from controller.active.state_changes import update_states
 from controller.devstack.localzk import LocalZooKeeper
 from controller.store.registration import Registrar, ensure_persistent_paths

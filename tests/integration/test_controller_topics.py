@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from kazoo.client import KazooClient
 
-from controller.active.loop import NewTopic
+from controller.active.api import NewTopic
 from tests.integration.cluster import cluster, wait_for
 from zkmodel import errorcodes as E
 from zkmodel import paths
@@ -68,12 +68,13 @@ def test_create_topic_writes_kafka_znodes(zk_hosts: str, zk: KazooClient) -> Non
         config = EntityConfig.decode("c", zk.get(paths.entity_config("topics", "orders"))[0])
         assert config.config == {"cleanup.policy": "compact"}
 
-        again = controller.create_topics(
-            [NewTopic("orders", 1, 1), NewTopic("x", 1, 4), NewTopic("d", 1, 1), NewTopic("d", 1, 1)]
-        )
+        again = controller.create_topics([NewTopic("orders", 1, 1), NewTopic("x", 1, 4)])
         assert again["orders"] == (E.TOPIC_ALREADY_EXISTS, "Topic 'orders' already exists.")
         assert again["x"] == (E.INVALID_REPLICATION_FACTOR, "Replication factor: 4 larger than available brokers: 3.")
-        assert again["d"][0] is E.INVALID_REQUEST
+        # A name given twice is the handler's to answer (tests/unit/test_topic_handlers.py): not a request.
+        with pytest.raises(ValueError, match=r"given more than once: \['d'\]"):
+            controller.create_topics([NewTopic("d", 1, 1), NewTopic("d", 1, 1)])
+        assert zk.exists(paths.topic("d")) is None
         explicit = controller.create_topics([NewTopic("e", assignment={0: [2, 1], 1: [1, 2]})])
         assert explicit["e"][0] is E.NONE
         assert c.assignment("e").partitions == {0: (2, 1), 1: (1, 2)}

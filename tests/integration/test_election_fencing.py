@@ -9,12 +9,13 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
-from controller.active.election import active_controller, read_epoch, try_elect
+from controller.active.controller_election import active_controller, read_epoch, try_elect
 from controller.active.feature import ensure_feature_znode
 from controller.store.registration import BrokerIdInUse, Registrar, ensure_persistent_paths, get_or_create_cluster_id
-from controller.zk.fenced_writer import ControllerMoved, FencedWriter, OpFailed
+from controller.zk.errors import ControllerMoved, SessionLost
+from controller.zk.fenced_writer import FencedWriter, OpFailed
 from controller.zk.ops import Create, Delete, Op, SetData
-from controller.zk.session import SessionLost, ZkSession
+from controller.zk.session import ZkSession
 from tests.zkharness import expire_session
 from zkmodel import ibp, paths
 from zkmodel.brokers import BrokerRegistration, EndPoint

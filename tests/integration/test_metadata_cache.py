@@ -14,7 +14,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 from kazoo.protocol.states import EventType, KazooState, WatchedEvent
 
-from controller.active.loop import NewTopic
+from controller.active.api import NewTopic
 from controller.broker.metadata_cache import MetadataCache, MetadataSnapshot
 from controller.devstack.localzk import LocalZooKeeper
 from controller.zk.multiread import server_path

@@ -18,7 +18,7 @@ from kazoo.client import KazooClient
 from kazoo.security import make_acl, make_digest_acl
 
 from controller.cli import main as bridgekeeper
-from controller.zk.session import ZkReadTimeout
+from controller.zk.errors import ZkReadTimeout
 from migrate.snapshot.rows import read_rows
 from tests.netutil import closed_port
 from tests.zkharness import ZkServer, new_client

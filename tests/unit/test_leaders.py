@@ -1,7 +1,7 @@
 """Leader election algorithms, with cases from Kafka's PartitionLeaderElectionAlgorithmsTest."""
 
-from controller.active import elections as leaders
-from controller.active.elections import Election
+from controller.active import leader_election as leaders
+from controller.active.leader_election import Election
 from zkmodel.topics import NO_LEADER, PartitionState
 
 

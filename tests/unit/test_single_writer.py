@@ -56,7 +56,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "controller/active/": ("fenced:",),
     # ... but the election is what creates the fence (one multi: create /controller, bump the epoch) and
     # releases its own ephemeral; /feature is written unfenced at failover, as KafkaController does.
-    "controller/active/election.py": ("session:",),
+    "controller/active/controller_election.py": ("session:",),
     "controller/active/feature.py": ("session:",),
     # Everyone else writes only through a store: handlers (configs, quotas, SCRAM, ACLs below the gate),
     # the broker (its registration, the pre-2.7 ISR write), the node, the operator tools.
@@ -252,7 +252,7 @@ def test_the_scanner_sees_each_kind_of_write() -> None:
     store helpers, else it would pass on anything."""
     writes = writes_by_module()
     assert any(k.startswith("fenced:") for k in writes["controller/active/loop.py"])
-    assert any(k.startswith("session:") for k in writes["controller/active/election.py"])
+    assert any(k.startswith("session:") for k in writes["controller/active/controller_election.py"])
     assert any(k.startswith("kazoo:") for k in writes["controller/zk/fenced_writer.py"])
     wire = set().union(*(k for rel, k in writes.items() if rel.startswith("controller/wire/")))
     assert any(k.startswith(STORE_HELPERS + "acls.") for k in wire), wire

@@ -9,7 +9,8 @@ import pytest
 from kazoo.exceptions import ConnectionLoss, SessionExpiredError
 
 from controller.zk import setwatches
-from controller.zk.session import SessionLost, ZkSession, ZkUnavailable
+from controller.zk.errors import SessionLost, ZkUnavailable
+from controller.zk.session import ZkSession
 
 
 @pytest.mark.parametrize(

@@ -12,9 +12,10 @@ import pytest
 from kazoo.exceptions import BadVersionError, ConnectionLoss, NodeExistsError, RolledBackError
 
 from controller.store.errors import store_failure
+from controller.zk.errors import WriteInDoubt
 from controller.zk.fenced_session import FencedSession
 from controller.zk.ops import SetData
-from controller.zk.session import WriteInDoubt, ZkSession
+from controller.zk.session import ZkSession
 from zkmodel import errorcodes as E
 
 

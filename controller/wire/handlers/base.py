@@ -14,9 +14,10 @@ from typing import Any, Protocol
 
 from kio.schema.errors import ErrorCode
 
-from controller.active.loop import CALL_TIMEOUT_S, Controller
+from controller.active.api import CALL_TIMEOUT_S, ControllerApi
 from controller.wire.apikeys import SUPPORTED
 from controller.wire.authz import ALLOW_ALL, Authz
+from controller.wire.dispatch import routed_as_controller
 from zkmodel import errorcodes as E
 from zkmodel.errorcodes import KafkaApiError, KafkaError
 
@@ -39,7 +40,7 @@ class NodeView:
     broker_id: int
     cluster_id: str
     cache: Cache
-    controller: Controller | None
+    controller: ControllerApi | None
     default_partitions: int
     default_replication_factor: int
     #: What this node advertises in ApiVersions (the Envelope only at or above the forwarding gate).
@@ -76,9 +77,14 @@ class HandlerBase:
     def __init__(self, node: NodeView) -> None:
         self.node = node
 
-    def _active_controller(self) -> Controller | None:
+    def _active_controller(self) -> ControllerApi | None:
+        """The controller to call if this node is the active controller: by the dispatcher's answer for this
+        request when it asked (:func:`~controller.wire.dispatch.routed_as_controller`), else by asking now."""
         c = self.node.controller
-        return c if c is not None and c.is_active else None
+        if c is None:
+            return None
+        routed = routed_as_controller()
+        return c if (c.is_active if routed is None else routed) else None
 
     async def _wait(self, predicate: Callable[[Any], bool], timeout_s: float) -> bool:
         try:
@@ -99,7 +105,7 @@ def controller_error(exc: KafkaApiError) -> tuple[KafkaError, str | None]:
 
 
 async def controller_call(
-    controller: Controller | None, fn: Callable[[Controller], Any]
+    controller: ControllerApi | None, fn: Callable[[ControllerApi], Any]
 ) -> tuple[Any, KafkaError, str | None]:
     """Run a blocking controller call off the event loop; a non-controller (or one that just lost the
     election) answers NOT_CONTROLLER as a top-level error, a call cut short by ZooKeeper REQUEST_TIMED_OUT

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.active.leadership import IsrUpdate
+from controller.active.api import IsrUpdate
 from controller.wire import controlled_shutdown
 from controller.wire.codec import Request, build, entity
 from controller.wire.handlers.base import (

@@ -35,7 +35,6 @@ from controller.wire.apikeys import bind
 from controller.wire.codec import Request, build, entity
 from controller.wire.handlers.base import NodeView, code
 from controller.wire.server import Connection, Handler
-from controller.zk.errors import KazooTimeoutError
 from zkmodel import errorcodes as E
 from zkmodel.acls import AclOperation
 from zkmodel.configs import desanitize
@@ -60,7 +59,7 @@ ALTERED_TWICE = "A user credential cannot be altered twice in the same request"
 DESCRIBED_TWICE = "Cannot describe SCRAM credentials for the same user twice in a single request"
 
 #: What a ZooKeeper read or write, or a stored value, can fail with (Kafka catches these as ``Exception``).
-FAILURES: tuple[type[BaseException], ...] = (*STORE_ERRORS, KazooTimeoutError, TimeoutError, ValueError)
+FAILURES: tuple[type[BaseException], ...] = (*STORE_ERRORS, TimeoutError, ValueError)
 
 #: (user, error, message, [(mechanism type, iterations)])
 Described = tuple[str, KafkaError, str | None, list[tuple[int, int]]]

@@ -11,7 +11,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
-from controller.active.loop import NewTopic
+from controller.active.api import NewTopic
 from controller.wire.codec import Request, build, entity
 from controller.wire.handlers.base import (
     NULL_UUID,
@@ -46,7 +46,7 @@ class TopicApis(HandlerBase):
         for t in body.topics:
             if controller is None:
                 results[t.name] = (E.NOT_CONTROLLER, None)
-            elif names.count(t.name) > 1:
+            elif names.count(t.name) > 1:  # the one duplicate check: the controller takes distinct names only
                 results[t.name] = (E.INVALID_REQUEST, "Found multiple entries for this topic.")
             elif t.name not in authorized:
                 results[t.name] = (E.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")

@@ -10,7 +10,7 @@ import logging
 import time
 from dataclasses import dataclass
 
-from controller.zk.errors import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
+from controller.zk.errors import NOT_AS_EXPECTED, BadVersionError, NodeExistsError, NoNodeError, RolledBackError
 from controller.zk.ops import Create, Op, SetData
 from controller.zk.retry import Raced, until_settled
 from controller.zk.session import ZkSession
@@ -103,7 +103,7 @@ def release_own_controller_znode(session: ZkSession) -> bool:
         return False
     try:
         session.delete(paths.CONTROLLER, stat.version, write="election")
-    except (NoNodeError, BadVersionError):
+    except NOT_AS_EXPECTED:  # gone, or replaced, since the exists above: not ours to release
         return False
     log.info("released /controller owned by this session (0x%x)", session.session_id)
     return True
