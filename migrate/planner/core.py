@@ -3,9 +3,10 @@
 The steps: resolve the operation to targets and racks (:mod:`.request`); index the layout (:mod:`.model`);
 the lower bound (:mod:`.bounds`); replicas placed by the min-cost flow (:mod:`.replicas`), retried once with
 more candidates when the sampled network left a broker out of band (or, on smaller layouts, moved more than
-the bound); preferred leaders balanced by reordering (:mod:`.leaders`), likewise retried; the result checked
-from scratch (:mod:`.check`); Kafka's ``--generate`` counted for comparison (:mod:`.kafka`); waves
-(:mod:`.waves`).
+the bound), then, on a layout of up to ``replicas.REPAIR_LIMIT`` replicas still out of band, short chains of single
+moves into band (``replicas.repair``); preferred leaders balanced by reordering (:mod:`.leaders`), likewise
+retried; the result checked from scratch (:mod:`.check`); Kafka's ``--generate`` counted for comparison
+(:mod:`.kafka`); waves (:mod:`.waves`).
 
 Pure: no I/O (the plan files are written by :func:`migrate.pipeline.outputs.write_plan_files`), no randomness
 beyond ``seed`` (given to Kafka's proposal only), so a Spark task can be retried safely.
@@ -49,7 +50,7 @@ def _place(ix: Indexed, lower: int) -> tuple[IntArray, list[str]]:
     if best.stuck:
         notes.append(f"{len(best.stuck)} replica(s) found no valid broker and were left in place")
     rep = best.rep
-    if best_key[0] > 0:
+    if best_key[0] > 0 and len(ix.rep) <= replicas.REPAIR_LIMIT:
         rep = replicas.repair(ix, rep)
     return rep, notes
 
