@@ -16,6 +16,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from zkmodel.java import java_string_key
 from zkmodel.jvmorder import java_hashmap_order
 
 __all__ = [
@@ -46,12 +47,6 @@ class PlacementError(ValueError):
         self.message = message
 
 
-def _rack_sort_key(rack: str) -> bytes:
-    # Java's String.compareTo orders by UTF-16 code units; comparing UTF-16-BE bytes is the same order
-    # (Python's own str order, by code point, differs for characters above U+FFFF).
-    return rack.encode("utf-16-be", "surrogatepass")
-
-
 def rack_alternated_broker_list(brokers_by_rack: Mapping[int, str]) -> list[int]:
     """Broker ids alternating between racks, as Kafka's ``getRackAlternatedBrokerList``.
 
@@ -62,7 +57,7 @@ def rack_alternated_broker_list(brokers_by_rack: Mapping[int, str]) -> list[int]
     by_rack: dict[str, list[int]] = {}
     for broker_id, rack in brokers_by_rack.items():
         by_rack.setdefault(rack, []).append(broker_id)
-    columns = [sorted(by_rack[rack]) for rack in sorted(by_rack, key=_rack_sort_key)]
+    columns = [sorted(by_rack[rack]) for rack in sorted(by_rack, key=java_string_key)]
     result: list[int] = []
     for row in range(max((len(c) for c in columns), default=0)):
         result.extend(column[row] for column in columns if row < len(column))

@@ -29,6 +29,7 @@ from migrate.planner import check
 from migrate.planner.bounds import bound
 from migrate.planner.core import solve
 from migrate.planner.model import TP, IntArray, PlanRequestError, index_layout
+from zkmodel.java import java_string_key
 
 
 @dataclass(frozen=True)
@@ -37,10 +38,6 @@ class Proposal:
     moves: int
     lower_bound: int  # the sum of the topics' bounds (:mod:`.bounds`)
     violations: list[str]  # what a topic's layout made impossible (:mod:`.check`); [] almost always
-
-
-def _java_order(topic: str) -> bytes:
-    return topic.encode("utf-16-be", "surrogatepass")
 
 
 def _ranks(counts: IntArray, ids: IntArray) -> IntArray:
@@ -72,7 +69,7 @@ def generate(
     out: dict[TP, tuple[int, ...]] = {}
     moves = lower = 0
     violations: list[str] = []
-    for topic in sorted(topics, key=_java_order):
+    for topic in sorted(topics, key=java_string_key):
         ix = index_layout({tp: current[tp] for tp in topics[topic]}, ids, racks, aware)
         # Non-targets (brokers leaving) rank last: they hold nothing afterwards whatever their rank.
         b_ids = ix.ids

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from migrate.reassign.admin import ReassignAdmin
-from migrate.reassign.model import java_string_key
 from migrate.reassign.output import Output, ToolError
+from zkmodel.java import java_string_key
 
 #: (topic, partition, broker): Kafka's TopicPartitionReplica.
 TPR = tuple[str, int, int]

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from zkmodel.java import java_string_key
+
 #: (topic, partition): Kafka's TopicPartition.
 TP = tuple[str, int]
 
@@ -37,11 +39,6 @@ class Ongoing:
 def tp_text(tp: TP) -> str:
     """``TopicPartition.toString``: ``t-0``."""
     return f"{tp[0]}-{tp[1]}"
-
-
-def java_string_key(text: str) -> bytes:
-    """Java's ``String.compareTo`` order (UTF-16 code units), which differs from Python's above U+FFFF."""
-    return text.encode("utf-16-be", "surrogatepass")
 
 
 def tp_order(tp: TP) -> tuple[bytes, int]:

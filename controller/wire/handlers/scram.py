@@ -39,6 +39,7 @@ from zkmodel import errorcodes as E
 from zkmodel.acls import AclOperation
 from zkmodel.configs import desanitize
 from zkmodel.errorcodes import KafkaError
+from zkmodel.java import java_string_key
 
 if TYPE_CHECKING:  # the handler passes the node's session to the stores, never calls it
     from controller.zk.session import ZkSession
@@ -73,11 +74,6 @@ Deletion = tuple[str, int]
 
 class RequestFailure(Exception):
     """A failure Kafka lets escape the handler: the answer is the request's getErrorResponse."""
-
-
-def java_order(text: str) -> bytes:
-    """Sort key of Java's ``String.compareTo`` (UTF-16 code units)."""
-    return text.encode("utf-16-be", "surrogatepass")
 
 
 class ScramApis:
@@ -144,7 +140,7 @@ class ScramApis:
             except FAILURES:
                 log.warning("Error processing describe user SCRAM credential configs request", exc_info=True)
                 return E.UNKNOWN_SERVER_ERROR, E.UNKNOWN_SERVER_ERROR.message, []
-            return E.NONE, None, [results[u] for u in sorted(results, key=java_order)]
+            return E.NONE, None, [results[u] for u in sorted(results, key=java_string_key)]
         illegal: set[str] = {u for u in users if not u}
         for user in illegal:
             results[user] = (user, E.RESOURCE_NOT_FOUND, EMPTY_USER, [])
@@ -187,7 +183,7 @@ class ScramApis:
                 error = E.UNKNOWN_SERVER_ERROR
         if error is not None:
             # AlterUserScramCredentialsRequest.getErrorResponse: every user once, sorted, no message.
-            names = sorted({n for n, _m in deletions} | {u[0] for u in upsertions}, key=java_order)
+            names = sorted({n for n, _m in deletions} | {u[0] for u in upsertions}, key=java_string_key)
             outcome = [(n, error, None) for n in names]
         results = tuple(build(result_cls, user=u, error_code=code(e), error_message=m) for u, e, m in outcome)
         return build(response_cls, throttle_time=ZERO, results=results)
