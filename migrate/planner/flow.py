@@ -72,12 +72,6 @@ def _widths(n: int) -> list[int]:
     return out
 
 
-def soft_band(lo: int, hi: int, total: int, cycle_moves: int) -> tuple[int, list[tuple[int, int]]]:
-    """:func:`soft_bands` for one band shared by every broker."""
-    move, tiers = soft_bands([(lo, hi)], total, cycle_moves)
-    return move, tiers[0]
-
-
 def soft_bands(
     bands: list[tuple[int, int]], total: int, cycle_moves: int, prefer: list[int] | None = None
 ) -> tuple[int, list[list[tuple[int, int]]]]:
@@ -164,7 +158,3 @@ def add_bands(arcs: Arcs, bal: IntArray, sink: int, bands: Bands) -> None:
     owner = np.repeat(np.arange(len(bal)), per)
     pick = np.repeat(starts[bands.group], per) + group_rank(owner)
     arcs.add(bal[owner], np.full(len(owner), sink, dtype=np.int64), caps[pick], costs[pick])
-
-
-def add_band(arcs: Arcs, bal: IntArray, sink: int, tiers: list[tuple[int, int]]) -> None:
-    add_bands(arcs, bal, sink, Bands(0, np.zeros(len(bal), dtype=np.int64), [tiers]))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from migrate.planner.check import distance
-from migrate.planner.flow import Arcs, Bands, add_band, add_bands, band, group_rank, soft_band, soft_bands
+from migrate.planner.flow import Arcs, add_bands, band, broker_bands, group_rank
 from migrate.planner.model import Indexed, IntArray, mix64
 
 
@@ -62,12 +62,10 @@ def balance(ix: Indexed, rep: IntArray, level: int = 0) -> IntArray:
     slot, owner, b = slot[ok], owner[ok], b[ok]
     sink, bal0, cand0 = 0, 1, 1 + n
     arcs = Arcs()
-    if ix.lead_prefer is None:
-        move, tiers = soft_band(lo, hi, n_p, n + 2)
-        add_band(arcs, bal0 + np.arange(n), sink, tiers)
-    else:
-        move, per = soft_bands([(lo, hi)] * n, n_p, n + 2, ix.lead_prefer[targets].tolist())
-        add_bands(arcs, bal0 + np.arange(n), sink, Bands(move, np.arange(n), per))
+    prefer = None if ix.lead_prefer is None else ix.lead_prefer[targets]
+    bands = broker_bands(np.full(n, lo, dtype=np.int64), np.full(n, hi, dtype=np.int64), n_p, n + 2, prefer)
+    move = bands.move
+    add_bands(arcs, bal0 + np.arange(n), sink, bands)
     c_lo, c_hi = arcs.add(cand0 + owner, bal0 + tpos[b], 1, move * (slot != ix.off[cand][owner]).astype(np.int64))
     supplies = np.zeros(cand0 + len(cand), dtype=np.int64)
     lead = rep[ix.off[:-1]]
