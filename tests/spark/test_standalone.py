@@ -100,6 +100,26 @@ def submit(cache: Path, cluster: Standalone, *args: str) -> subprocess.Completed
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300, cwd=cache, check=False)
 
 
+def report(
+    cache: Path, fleet: Path, out: str, master: str, *conf: str, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``bridgekeeper pipeline report FLEET -o CACHE/OUT --master MASTER`` with ``--conf`` settings ``conf``."""
+    settings = [arg for setting in conf for arg in ("--conf", setting)]
+    return bk(
+        cache,
+        "pipeline",
+        "report",
+        str(fleet),
+        "-o",
+        str(cache / out),
+        "--quiet",
+        "--master",
+        master,
+        *settings,
+        timeout=timeout,
+    )
+
+
 def plan_outputs(out: Path) -> tuple[dict[str, bytes], list[Any], list[Any]]:
     """The plan files byte for byte, and the report's findings and plan figures without paths and timings."""
     files = {p.name: p.read_bytes() for p in sorted(out.glob("cluster-*.json"))}
@@ -126,8 +146,7 @@ def test_plans_on_the_standalone_cluster_equal_local(cluster: Standalone, fleet:
     args = ["pipeline", "plan", "decommission", str(fleet), "--brokers", "1", "--quiet"]
     local = bk(tmp_path, *args, "-o", str(tmp_path / "local"), "--master", "local[2]")
     assert local.returncode == 0, local.stderr
-    report = ["pipeline", "report", str(fleet), "--quiet", "-o", str(tmp_path / "remote")]
-    remote = bk(tmp_path, *report, "--master", cluster.master)
+    remote = report(tmp_path, fleet, "remote", cluster.master)
     assert remote.returncode == 0, remote.stderr
     assert "Traceback" not in remote.stderr
     findings = orjson.loads((tmp_path / "remote" / "report.json").read_bytes())["clusters"]
@@ -151,20 +170,8 @@ def test_plans_on_the_standalone_cluster_equal_local(cluster: Standalone, fleet:
 
 def test_executors_lacking_a_module_end_in_one_line(cluster: Standalone, fleet: Path, tmp_path: Path) -> None:
     """The issue's case: the executors' Python is the worker's own, with PySpark and nothing of ours."""
-    done = bk(
-        tmp_path,
-        "pipeline",
-        "report",
-        str(fleet),
-        "-o",
-        str(tmp_path / "out"),
-        "--quiet",
-        "--master",
-        cluster.master,
-        "--conf",
-        f"spark.pyspark.python={cluster.python}",
-        "--conf",
-        "spark.task.maxFailures=1",
+    done = report(
+        tmp_path, fleet, "out", cluster.master, f"spark.pyspark.python={cluster.python}", "spark.task.maxFailures=1"
     )
     assert done.returncode == 2, done.stderr
     line = one_line(done.stderr)
@@ -174,17 +181,6 @@ def test_executors_lacking_a_module_end_in_one_line(cluster: Standalone, fleet: 
 def test_an_unreachable_master_is_one_line_exit_3(fleet: Path, tmp_path: Path) -> None:
     from tests.netutil import closed_port
 
-    done = bk(
-        tmp_path,
-        "pipeline",
-        "report",
-        str(fleet),
-        "-o",
-        str(tmp_path / "out"),
-        "--quiet",
-        "--master",
-        f"spark://127.0.0.1:{closed_port()}",
-        timeout=60,
-    )
+    done = report(tmp_path, fleet, "out", f"spark://127.0.0.1:{closed_port()}", timeout=60)
     assert done.returncode == 3, done.stderr
     assert done.stderr.count("\n") == 1 and "could not reach the Spark master" in done.stderr, done.stderr
