@@ -179,8 +179,8 @@ class Leadership:
                 log.error("AlterPartition for %s failed: %r", tp, result)
                 results[tp] = IsrResult(E.UNKNOWN_SERVER_ERROR)
             else:
-                info.state, info.partition_epoch = new, result.version
-                results[tp] = IsrResult(E.NONE, new, result.version)
+                info.state, info.partition_epoch = new, result.stat.version
+                results[tp] = IsrResult(E.NONE, new, result.stat.version)
         self.reassigner.maybe_complete(tp for tp, r in results.items() if r.error is E.NONE)
         return E.NONE, results
 

@@ -93,7 +93,7 @@ def update_states(
                 else:
                     if logged:
                         _log_change(ctx.epoch, tp, info.state, new)
-                    info.state, info.partition_epoch = new, result.version
+                    info.state, info.partition_epoch = new, result.stat.version
                     written[tp] = new
             if retry:
                 read_states(session, ctx.partition, retry)  # a leader changed them meanwhile: re-read, recompute

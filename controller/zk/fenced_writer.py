@@ -3,6 +3,11 @@
 Every write is a ZooKeeper multi that starts with ``check(/controller_epoch, epochZkVersion)``, exactly as
 Kafka's controller fences itself: if another controller was elected in the meantime the check fails,
 nothing in the multi is written, and ``ControllerMoved`` tells the controller to resign.
+
+Results: each op's slot holds what ZooKeeper answered (:mod:`controller.zk.protocol.multi`): ``Created(path,
+stat)`` (creates are sent as create2), ``SetDone(stat)``, ``Deleted()``, or the kazoo exception of its error code.
+The Stats are the ones ZooKeeper wrote (czxid/mzxid = the multi's zxid), so no read-back is needed — except a
+create's on servers before 3.7.2 / 3.8.2 / 3.9.0, which answer it without a Stat (``Created(path, None)``).
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ from controller.zk.errors import (
     ZkUnavailable,
     is_transient,
 )
-from controller.zk.ops import MAX_MULTI_BYTES, Check, Op, build_transaction, op_size
+from controller.zk.ops import MAX_MULTI_BYTES, Check, Op, build_multi, op_size
+from controller.zk.protocol.multi import multi_async
 from controller.zk.session import ZkSession
 from zkmodel import paths
 
@@ -81,6 +87,11 @@ class FencedWriter:
         except KAZOO_SESSION_LOST as exc:
             raise SessionLost(f"fenced write: {exc!r}") from exc
 
+    def _send_fenced(self, ops: Sequence[Op]) -> Any:
+        """One fenced multi of ``ops``, sent; its async result."""
+        client = self.session.client
+        return multi_async(client, build_multi(client, [self._fence(), *ops]))
+
     def _fence(self) -> Check:
         return Check(paths.CONTROLLER_EPOCH, self.epoch_zk_version)
 
@@ -108,7 +119,7 @@ class FencedWriter:
 
         def send() -> Any:
             self.sent += 1
-            return build_transaction(self.session.client, [self._fence(), *ops]).commit_async()
+            return self._send_fenced(ops)
 
         results: list[Any] = self.session.call(
             send,
@@ -147,8 +158,7 @@ class FencedWriter:
         if not ops:
             return []
         self._gate()
-        client = self.session.client
-        pending = [build_transaction(client, [self._fence(), op]).commit_async() for op in ops]
+        pending = [self._send_fenced([op]) for op in ops]
         self.sent += len(pending)
         out: list[Any] = []
         moved = False
@@ -191,8 +201,7 @@ class FencedWriter:
             batches[-1].append(op)
             size += s
         self._gate()
-        client = self.session.client
-        pending = [build_transaction(client, [self._fence(), *batch]).commit_async() for batch in batches]
+        pending = [self._send_fenced(batch) for batch in batches]
         self.sent += len(pending)
         out: list[Any] = []
         for i, (batch, async_result) in enumerate(zip(batches, pending, strict=True)):
@@ -225,8 +234,7 @@ class FencedWriter:
             if size > MAX_MULTI_BYTES:
                 raise ValueError(f"atomic write of {len(ops)} ops ({size} bytes) exceeds {MAX_MULTI_BYTES} bytes")
         self._gate()
-        client = self.session.client
-        pending = [build_transaction(client, [self._fence(), *ops]).commit_async() for ops in groups]
+        pending = [self._send_fenced(ops) for ops in groups]
         self.sent += len(pending)
         out: list[list[Any] | OpFailed] = []
         for i, (ops, async_result) in enumerate(zip(groups, pending, strict=True)):

@@ -1,4 +1,4 @@
-"""ZooKeeper write operations as data, and how they become a kazoo multi.
+"""ZooKeeper write operations as data, and how they become a ZooKeeper multi.
 
 Ops are values so a caller can build a batch, the writer can size it against ZooKeeper's packet limit
 and fence it, and tests can inspect it. ``data=None`` writes ZooKeeper *null* data, as Kafka does for
@@ -15,6 +15,8 @@ from kazoo.protocol.serialization import Create as _KCreate
 from kazoo.protocol.serialization import Delete as _KDelete
 from kazoo.protocol.serialization import SetData as _KSetData
 from kazoo.security import OPEN_ACL_UNSAFE
+
+from controller.zk.protocol.multi import MultiRequest
 
 #: ZooKeeper's jute.maxbuffer default is 0xfffff bytes; stay well inside it for one multi.
 MAX_MULTI_BYTES = 512 * 1024
@@ -77,3 +79,25 @@ def build_transaction(client: KazooClient, ops: list[Op]) -> TransactionRequest:
         else:
             t._add(_KCheck(path, op.version), None)
     return t
+
+
+def build_multi(client: KazooClient, ops: list[Op]) -> MultiRequest:
+    """``ops`` as one write multi whose creates are create2 (:mod:`controller.zk.protocol.multi`), so each op's
+    result carries the Stat ZooKeeper wrote: ``Created(path, stat)``, ``SetDone(stat)``, ``Deleted()``,
+    ``Checked()``. Paths are prefixed with the chroot as in :func:`build_transaction`. Requires ZooKeeper >= 3.5;
+    servers before 3.7.2 / 3.8.2 / 3.9.0 answer creates without their Stat (``Created(path, None)``)."""
+    chroot: str = client.chroot or ""
+    request = MultiRequest(chroot)
+    acl_for = getattr(client, "bk_acl_for", None)  # ZkSession's zookeeper.set.acl policy
+    for op in ops:
+        path = (chroot + op.path if op.path != "/" else chroot) if chroot else op.path
+        if isinstance(op, SetData):
+            request.set_data(path, op.data, op.version)
+        elif isinstance(op, Create):
+            acl = acl_for(op.path) if acl_for is not None else OPEN_ACL_UNSAFE
+            request.create(path, op.data, acl, (1 if op.ephemeral else 0) | (2 if op.sequential else 0))
+        elif isinstance(op, Delete):
+            request.delete(path, op.version)
+        else:
+            request.check(path, op.version)
+    return request

@@ -135,7 +135,7 @@ def test_fenced_op_failures_are_reported_per_op(sessions: Callable[[], ZkSession
     w = FencedWriter(s, elected.epoch, elected.epoch_zk_version)
     zk.create("/x", b"1")
     results = w.each([SetData("/x", b"2", 0), SetData("/x", b"3", 0), Create("/x", b"")])
-    assert results[0].version == 1
+    assert results[0].stat.version == 1
     assert isinstance(results[1], BadVersionError)  # a stale partition epoch: Kafka's partitionsToRetry
     assert isinstance(results[2], NodeExistsError)
     with pytest.raises(OpFailed) as info:

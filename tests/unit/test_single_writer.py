@@ -36,7 +36,7 @@ SESSION_WRITES = {
 }  # fmt: skip
 SESSION_RECEIVER = re.compile(r"(session|^s$)", re.IGNORECASE)
 #: what builds a raw multi, wherever it is called
-RAW_MULTI = {"build_transaction"}
+RAW_MULTI = {"build_transaction", "build_multi", "multi_async"}
 #: the single writer
 FENCED_CLASS = "FencedWriter"
 FENCED_WRITES = {"atomic", "each", "bulk", "batched"}
@@ -253,7 +253,7 @@ def test_the_scanner_sees_each_kind_of_write() -> None:
     writes = writes_by_module()
     assert any(k.startswith("fenced:") for k in writes["controller/active/loop.py"])
     assert any(k.startswith("session:") for k in writes["controller/active/controller_election.py"])
-    assert any(k.startswith("kazoo:") for k in writes["controller/zk/fenced_writer.py"])
+    assert any(k.startswith("raw:") for k in writes["controller/zk/fenced_writer.py"])
     wire = set().union(*(k for rel, k in writes.items() if rel.startswith("controller/wire/")))
     assert any(k.startswith(STORE_HELPERS + "acls.") for k in wire), wire
     assert any(k.startswith(STORE_HELPERS) and "scram" in k for k in wire), wire
