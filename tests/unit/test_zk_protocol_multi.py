@@ -11,7 +11,7 @@ from kazoo.protocol.serialization import Create, Transaction
 from kazoo.protocol.states import ZnodeStat
 from kazoo.security import OPEN_ACL_UNSAFE
 
-from controller.zk.ops import Check, Delete, SetData, build_multi, build_transaction
+from controller.zk.ops import Check, Delete, Op, SetData, build_multi, build_transaction
 from controller.zk.ops import Create as CreateOp
 from controller.zk.protocol.multi import (
     CHECKED,
@@ -82,7 +82,7 @@ def test_a_read_result_is_refused() -> None:
 def test_request_bytes_are_kazoos_with_create2(chroot: str) -> None:
     """The same bytes kazoo's Transaction sends, but for each create's opcode (15, not 1)."""
     client = KazooClient(hosts="127.0.0.1:1" + chroot)
-    ops = [
+    ops: list[Op] = [
         Check("/controller_epoch", 7),
         CreateOp("/brokers/topics/t", b"{}"),
         CreateOp("/brokers/topics/t/partitions", None, sequential=True),
