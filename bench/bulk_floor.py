@@ -41,7 +41,7 @@ from kio.static.primitive import i16, i32, i32Timedelta
 from rich.console import Console
 from rich.table import Table
 
-from controller.broker.metadata_cache import CachedPartition
+from controller.image.snapshot import CachedPartition
 from controller.wire.codec import encode_response, parse_request
 from controller.zk.ops import Check, Op, SetData, build_transaction
 from zkmodel import paths

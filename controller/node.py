@@ -228,6 +228,7 @@ class Node:
                 self.config.inter_broker_protocol_version,
                 delete_topic_enable=self.config.delete_topic_enable,
                 on_new_session=self._reregister if self.controller_session is self.session else None,
+                standby=self.cache.catch_up if self.cache is not None else None,
             )
             self.controller.on_step = self.metrics.update
             self.controller.on_event = self.metrics.controller_event

@@ -38,6 +38,8 @@ class LoadReport:
     bad_znodes: list[str] = field(default_factory=list)
     #: Topics whose znode needs rewriting: no topic id (at IBP >= 2.8) or an old JSON version.
     topics_to_upgrade: list[str] = field(default_factory=list)
+    #: "zookeeper": read in full (a cold load); "image": built from the node's metadata image (a standby).
+    source: str = "zookeeper"
 
 
 def load_brokers(session: ZkSession) -> dict[int, LiveBroker]:
@@ -143,6 +145,14 @@ def load_context(
     ctx.live_brokers = load_brokers(session)
     names = sorted(session.get_children(paths.BROKER_TOPICS) or [])
     ctx.topics = load_topics(session, names, report, watch=topic_watch)
+    load_admin_znodes(session, ctx, report, uses_topic_ids=uses_topic_ids)
+    report.seconds = time.monotonic() - started
+    return ctx, report
+
+
+def load_admin_znodes(session: ZkSession, ctx: ControllerContext, report: LoadReport, *, uses_topic_ids: bool) -> None:
+    """What every load reads besides brokers and topics (the topics queued for deletion, the legacy
+    reassignment znode), then the figures and the topic znodes due for an upgrade."""
     ctx.topics_to_delete = set(session.get_children(paths.DELETE_TOPICS) or [])
     legacy = session.get(paths.REASSIGN_PARTITIONS)
     if legacy is not None:
@@ -159,5 +169,3 @@ def load_context(
     report.brokers = len(ctx.live_brokers)
     report.topics = len(ctx.topics)
     report.partitions = sum(len(t.partitions) for t in ctx.topics.values())
-    report.seconds = time.monotonic() - started
-    return ctx, report

@@ -26,6 +26,7 @@ from controller.active.failover import LoadReport, load_brokers, load_context, l
 from controller.active.feature import ensure_feature_znode
 from controller.active.leadership import Leadership
 from controller.active.reassignment import Reassigner
+from controller.active.standby import context_from_image
 from controller.active.topics import (
     add_partitions,
     collision_index,
@@ -36,6 +37,7 @@ from controller.active.topics import (
     request_deletion,
     topic_znode,
 )
+from controller.image.snapshot import MetadataSnapshot
 from controller.logtags import UNEXPECTED
 from controller.zk.errors import ControllerMoved, SessionLost, ZkUnavailable
 from controller.zk.fenced_writer import FencedWriter, OpFailed
@@ -65,6 +67,12 @@ T = TypeVar("T")
 #: which retry kazoo's unanswered requests into ZkUnavailable and turn its session errors into SessionLost,
 #: and AdminWriteFenced fences clients' admin writes, never the controller's own.
 ENDS_A_STEP = (ControllerMoved, SessionLost, ZkUnavailable)
+#: How long a newly elected controller waits for its node's image to catch up with the election before it
+#: loads from ZooKeeper instead (a cache still reloading after a reconnect, ZooKeeper slow to answer).
+STANDBY_WAIT_S = 10.0
+#: The node's metadata image as of now (see :meth:`controller.zk.watched.WatchedCache.catch_up`), or None when
+#: it cannot say within the given seconds.
+Standby = Callable[[float], MetadataSnapshot | None]
 
 
 class Active:
@@ -96,8 +104,12 @@ class Controller:
         delete_topic_enable: bool = True,
         on_new_session: Callable[[], None] | None = None,
         tick_seconds: float = 0.5,
+        standby: Standby | None = None,
     ) -> None:
         self.session = session
+        #: The node's image, which a won election loads from (a hot standby); None: every failover reads
+        #: ZooKeeper in full.
+        self.standby = standby
         self.broker_id = broker_id
         self.ibp = version
         self.uses_topic_ids = ibp.uses_topic_ids(version)
@@ -404,14 +416,22 @@ class Controller:
         ensure_feature_znode(self.session, self.ibp)
         # Watches first, then read (Kafka registers its handlers before reading): a change between the two
         # fires an event that the diff-based handlers reconcile right after this failover.
+        since = self.session.last_zxid
         self._register_watches()
-        ctx, report = load_context(
-            self.session,
-            epoch,
-            epoch_zk_version,
-            uses_topic_ids=self.uses_topic_ids,
-            topic_watch=self._on_topic_watch,
-        )
+        image = self.standby(STANDBY_WAIT_S) if self.standby is not None else None
+        if image is not None:
+            ctx, report = context_from_image(
+                image, self.session, epoch, epoch_zk_version, uses_topic_ids=self.uses_topic_ids
+            )
+            self._watch_topics(list(ctx.topics), since)
+        else:
+            ctx, report = load_context(
+                self.session,
+                epoch,
+                epoch_zk_version,
+                uses_topic_ids=self.uses_topic_ids,
+                topic_watch=self._on_topic_watch,
+            )
         writer = FencedWriter(self.session, epoch, epoch_zk_version)
         active = Active(ctx, writer, self.session, self.uses_topic_ids, self._reassignments_completed)
         self.active = active
@@ -434,9 +454,10 @@ class Controller:
         self._isr_change_notifications()
         self.last_load = report
         self.failover_seconds = time.monotonic() - started
+        loaded = "from the node's image" if report.source == "image" else f"{report.znodes_read} znodes"
         return (
             f"elected controller with epoch {epoch}: loaded {report.brokers} broker(s), {report.topics} topic(s), "
-            f"{report.partitions} partition(s) ({report.znodes_read} znodes in {report.seconds:.2f}s), "
+            f"{report.partitions} partition(s) ({loaded} in {report.seconds:.2f}s), "
             f"upgraded {len(report.topics_to_upgrade)} topic znode(s), deleted {deleted} topic(s); "
             f"failover took {self.failover_seconds:.2f}s"
         )

@@ -23,6 +23,14 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
+from controller.image.snapshot import (
+    EMPTY_SNAPSHOT,
+    NO_CONTROLLER,
+    CachedBroker,
+    CachedPartition,
+    CachedTopic,
+    MetadataSnapshot,
+)
 from controller.zk.session import ZkSession
 from controller.zk.watched import ZK_UNAVAILABLE, DataResult, WatchedCache
 from zkmodel import paths
@@ -30,90 +38,14 @@ from zkmodel.brokers import BrokerRegistration
 from zkmodel.election import ControllerZnode
 from zkmodel.errors import ZnodeFormatError
 from zkmodel.topic_names import is_internal
-from zkmodel.topics import NO_LEADER, PartitionState, TopicAssignment
+from zkmodel.topics import NO_LEADER, RECOVERED, PartitionState, TopicAssignment
 
-__all__ = [
-    "NO_CONTROLLER",
-    "CachedBroker",
-    "CachedPartition",
-    "CachedTopic",
-    "MetadataCache",
-    "MetadataSnapshot",
-]
+__all__ = ["MetadataCache"]
 
 log = logging.getLogger(__name__)
 
-#: ``MetadataSnapshot.controller_id`` when there is no (readable) ``/controller``.
-NO_CONTROLLER: Final = -1
-
 _BROKER_IDS_PREFIX: Final = paths.BROKER_IDS + "/"
 _TOPICS_PREFIX: Final = paths.BROKER_TOPICS + "/"
-
-
-# -- the snapshot: immutable, shared with any number of reader threads ---------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class CachedBroker:
-    """A registered (alive) broker; ``epoch`` is its registration's czxid, Kafka's broker epoch."""
-
-    broker_id: int
-    registration: BrokerRegistration
-    epoch: int
-
-
-@dataclass(frozen=True, slots=True)
-class CachedPartition:
-    """Assignment and state of one partition. Without a (readable) state znode: leader -1, empty ISR,
-    leader epoch -1; ``partition_epoch`` is the state znode's zkVersion (-1 without one)."""
-
-    partition: int
-    replicas: tuple[int, ...]
-    isr: tuple[int, ...]
-    leader: int
-    leader_epoch: int
-    adding: tuple[int, ...]
-    removing: tuple[int, ...]
-    partition_epoch: int
-
-
-@dataclass(frozen=True, slots=True)
-class CachedTopic:
-    name: str
-    topic_id: str | None
-    partitions: Mapping[int, CachedPartition]
-    is_internal: bool
-
-
-@dataclass(frozen=True)
-class MetadataSnapshot:
-    """One consistent view of the cluster. Never mutated: every change publishes a new snapshot with a
-    higher ``version``, so a reader can hold one for a whole request."""
-
-    brokers: Mapping[int, CachedBroker]
-    topics: Mapping[str, CachedTopic]
-    controller_id: int
-    version: int
-
-    @property
-    def alive_broker_ids(self) -> tuple[int, ...]:
-        """Ids of the registered brokers, ascending."""
-        return tuple(sorted(self.brokers))
-
-    def partition(self, topic: str, partition: int) -> CachedPartition | None:
-        cached = self.topics.get(topic)
-        return None if cached is None else cached.partitions.get(partition)
-
-    def offline_replicas(self, topic: str, partition: int) -> tuple[int, ...]:
-        """Replicas whose broker is not registered (Metadata's ``offline_replicas``). KeyError if the
-        partition is unknown."""
-        found = self.partition(topic, partition)
-        if found is None:
-            raise KeyError(f"unknown partition {topic}-{partition}")
-        return tuple(r for r in found.replicas if r not in self.brokers)
-
-
-EMPTY_SNAPSHOT: Final = MetadataSnapshot(MappingProxyType({}), MappingProxyType({}), NO_CONTROLLER, 0)
 
 
 # -- the cache thread's own model (never shared) -------------------------------------------------------------
@@ -376,7 +308,9 @@ class MetadataCache(WatchedCache[MetadataSnapshot]):
             rebuilt = {p: _served(p, entry) for p in partitions}
             if any(current.partitions.get(p) != part for p, part in rebuilt.items()):
                 merged = MappingProxyType({**current.partitions, **rebuilt})
-                writable()[name] = CachedTopic(name, current.topic_id, merged, current.is_internal)
+                writable()[name] = CachedTopic(
+                    name, current.topic_id, merged, current.is_internal, current.znode_version
+                )
 
         brokers: Mapping[int, CachedBroker] = old.brokers
         if dict(old.brokers) != model.brokers:
@@ -443,6 +377,8 @@ def _build_partition(
         adding=tuple(assignment.adding_replicas.get(p, ())),
         removing=tuple(assignment.removing_replicas.get(p, ())),
         partition_epoch=version,
+        controller_epoch=decoded.controller_epoch if decoded is not None else -1,
+        leader_recovery_state=decoded.leader_recovery_state if decoded is not None else RECOVERED,
     )
 
 
@@ -462,7 +398,16 @@ def _served(p: int, entry: _Topic) -> CachedPartition:
     # built directly: dataclasses.replace (which introspects the fields each call) was ~4% of a node's CPU
     # while a 100,000-partition reassignment was applied
     rebuilt = CachedPartition(
-        p, replicas, kept.isr, kept.leader, kept.leader_epoch, adding, removing, kept.partition_epoch
+        p,
+        replicas,
+        kept.isr,
+        kept.leader,
+        kept.leader_epoch,
+        adding,
+        removing,
+        kept.partition_epoch,
+        kept.controller_epoch,
+        kept.leader_recovery_state,
     )
     entry.states[p] = rebuilt
     return rebuilt
@@ -473,4 +418,4 @@ def _build_topic(name: str, entry: _Topic | None) -> CachedTopic | None:
         return None
     assignment = entry.assignment
     partitions = {p: _served(p, entry) for p in sorted(assignment.partitions)}
-    return CachedTopic(name, assignment.topic_id, MappingProxyType(partitions), is_internal(name))
+    return CachedTopic(name, assignment.topic_id, MappingProxyType(partitions), is_internal(name), assignment.version)

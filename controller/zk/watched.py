@@ -108,6 +108,10 @@ class Pending:
         self._dirty: set[str] = set()
         self._wanted = 1  # the first full load is start()'s
         self._done = 0
+        #: Watch events recorded, and how many of them an update has applied (see :meth:`caught_up`).
+        self._marked = 0
+        self._taken = 0
+        self._applied = 0
         self._watches_lost = False
         self._stopping = False
 
@@ -121,7 +125,20 @@ class Pending:
             if self._stopping:
                 return False
             self._dirty.add(path)
+            self._marked += 1
             return True
+
+    def mark_point(self) -> tuple[int, int]:
+        """Where the work recorded so far ends: (events marked, full reloads wanted). :meth:`caught_up` says
+        when the cache thread has applied everything up to it."""
+        with self._lock:
+            return self._marked, self._wanted
+
+    def caught_up(self, point: tuple[int, int]) -> bool:
+        """Every event marked and every reload wanted up to ``point`` has been applied."""
+        marked, wanted = point
+        with self._lock:
+            return self._applied >= marked and self._done >= wanted
 
     def session_state(self, connected: bool) -> bool:
         """The session went CONNECTED (``connected``) or SUSPENDED/LOST. True when a full reload is now due:
@@ -157,7 +174,13 @@ class Pending:
         with self._lock:
             generation = self._wanted if self._wanted > self._done else None
             dirty, self._dirty = self._dirty, set()
+            self._taken = self._marked
             return generation, dirty
+
+    def applied(self) -> None:
+        """The update of the last :meth:`take` succeeded: every event marked before it has been applied."""
+        with self._lock:
+            self._applied = max(self._applied, self._taken)
 
     def give_back(self, dirty: set[str]) -> None:
         """An update failed: its dirty paths are due again, with any recorded meanwhile."""
@@ -289,6 +312,30 @@ class WatchedCache(ABC, Generic[S]):
                 raise TimeoutError(f"{self.name}: no full reload within {timeout:.1f}s")
         return self._snapshot
 
+    def catch_up(self, timeout: float) -> S | None:
+        """The snapshot once it holds every change ZooKeeper committed before this call, or None when the cache
+        thread does not get there within ``timeout`` (not running, ZooKeeper unavailable, reloading slowly).
+
+        Why a ``sync`` and a count are enough: after ``sync`` returns, this session's server has applied every
+        write committed before the call, and ZooKeeper sends a watch event before the answer to any later
+        request on the same connection; the watcher here runs inline on kazoo's connection thread, so by then
+        every event of those writes is marked. What is left is the cache thread applying what was marked."""
+        if self._thread is None or self._stop.is_set():
+            return None
+        deadline = time.monotonic() + timeout
+        try:
+            self.session.sync("/")
+        except ZK_UNAVAILABLE as exc:
+            self._log.warning("%s: no sync for a catch-up: %r", self.name, exc)
+            return None
+        point = self._pending.mark_point()
+        with self._published:
+            if not self._published.wait_for(
+                lambda: self._pending.caught_up(point), max(0.0, deadline - time.monotonic())
+            ):
+                return None
+            return self._snapshot
+
     # -- kazoo's threads: record, never read ----------------------------------------------------------------
     @inline_watcher  # records and wakes only: runs on kazoo's connection thread, not through its callback queue
     def _on_watch(self, event: WatchedEvent) -> None:
@@ -333,6 +380,9 @@ class WatchedCache(ABC, Generic[S]):
             self._pending.give_back(dirty)
             self._wake.set()
             raise
+        with self._published:
+            self._pending.applied()
+            self._published.notify_all()
 
     def _failed(self, state: RetryCallState) -> None:
         """The retry policy reads the error: ZooKeeper unavailable → serve on and retry the same work;

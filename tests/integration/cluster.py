@@ -13,6 +13,7 @@ from kazoo.client import KazooClient
 
 from controller.active.api import IsrUpdate
 from controller.active.loop import Controller
+from controller.broker.metadata_cache import MetadataCache
 from controller.store.registration import Registrar, ensure_persistent_paths
 from controller.zk.session import ZkSession
 from zkmodel import ibp, paths
@@ -38,6 +39,8 @@ class Node:
     session: ZkSession
     registrar: Registrar
     controller: Controller | None = None
+    #: The node's metadata image, when started with one: a won election then loads from it.
+    cache: MetadataCache | None = None
 
     def registration(self) -> BrokerRegistration:
         return BrokerRegistration((EndPoint("PLAINTEXT", "127.0.0.1", 9000 + self.broker_id, "PLAINTEXT"),), 1)
@@ -50,19 +53,28 @@ class Cluster:
     version: ibp.MetadataVersion
     nodes: dict[int, Node] = field(default_factory=dict)
 
-    def start_broker(self, broker_id: int, *, candidate: bool = True) -> Node:
+    def start_broker(self, broker_id: int, *, candidate: bool = True, image: bool = False) -> Node:
         session = ZkSession(self.hosts, session_timeout_ms=6000, name=f"broker-{broker_id}")
         session.start()
         ensure_persistent_paths(session)
         registrar = Registrar(session, broker_id)
         node = Node(broker_id, session, registrar)
+        if image:
+            node.cache = MetadataCache(session, name=f"metadata-cache-{broker_id}")
+            node.cache.start()
         registrar.register(node.registration())
         if candidate:
 
             def reregister() -> None:
                 registrar.register(node.registration())
 
-            node.controller = Controller(session, broker_id, self.version, on_new_session=reregister)
+            node.controller = Controller(
+                session,
+                broker_id,
+                self.version,
+                on_new_session=reregister,
+                standby=node.cache.catch_up if node.cache is not None else None,
+            )
             node.controller.start()
         self.nodes[broker_id] = node
         return node
@@ -71,6 +83,8 @@ class Cluster:
         node = self.nodes.pop(broker_id)
         if node.controller is not None:
             node.controller.stop()
+        if node.cache is not None:
+            node.cache.stop()
         node.session.close()
 
     def active(self, timeout: float = 30.0) -> Controller:

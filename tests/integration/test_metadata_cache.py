@@ -15,8 +15,9 @@ from kazoo.exceptions import NoNodeError
 from kazoo.protocol.states import EventType, KazooState, WatchedEvent
 
 from controller.active.api import NewTopic
-from controller.broker.metadata_cache import MetadataCache, MetadataSnapshot
+from controller.broker.metadata_cache import MetadataCache
 from controller.devstack.localzk import LocalZooKeeper
+from controller.image.snapshot import MetadataSnapshot
 from controller.zk.multiread import server_path
 from controller.zk.session import ZkSession
 from tests.integration.cluster import cluster, wait_for

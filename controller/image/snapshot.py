@@ -1,0 +1,111 @@
+"""The metadata image a node serves from: one immutable snapshot of brokers, topics, assignments and partition
+states with their zkVersions, replaced (never mutated) on every change.
+
+The broker's request handlers answer from it, and a standby controller builds its context from it when it wins
+the election instead of reading ZooKeeper again (:mod:`controller.active.standby`). It is kept current by
+:class:`controller.broker.metadata_cache.MetadataCache` from ZooKeeper's watches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final
+
+from zkmodel.brokers import BrokerRegistration
+from zkmodel.topics import RECOVERED, PartitionState
+
+__all__ = [
+    "EMPTY_SNAPSHOT",
+    "NO_CONTROLLER",
+    "CachedBroker",
+    "CachedPartition",
+    "CachedTopic",
+    "MetadataSnapshot",
+]
+
+#: ``MetadataSnapshot.controller_id`` when there is no (readable) ``/controller``.
+NO_CONTROLLER: Final = -1
+
+
+# -- the snapshot: immutable, shared with any number of reader threads ---------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CachedBroker:
+    """A registered (alive) broker; ``epoch`` is its registration's czxid, Kafka's broker epoch."""
+
+    broker_id: int
+    registration: BrokerRegistration
+    epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class CachedPartition:
+    """Assignment and state of one partition. Without a (readable) state znode: leader -1, empty ISR,
+    leader epoch -1, controller epoch -1; ``partition_epoch`` is the state znode's zkVersion (-1 without one).
+
+    Every field of the state znode is kept (the controller epoch that wrote it, KIP-704's leader recovery
+    state), so a standby controller builds its context from this snapshot exactly as from ZooKeeper."""
+
+    partition: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader: int
+    leader_epoch: int
+    adding: tuple[int, ...]
+    removing: tuple[int, ...]
+    partition_epoch: int
+    controller_epoch: int = -1
+    leader_recovery_state: int = RECOVERED
+
+    @property
+    def state(self) -> PartitionState | None:
+        """The state znode as decoded (None when missing or unreadable: leader epoch -1)."""
+        if self.leader_epoch < 0:
+            return None
+        return PartitionState(
+            self.leader, self.leader_epoch, self.controller_epoch, self.isr, self.leader_recovery_state
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CachedTopic:
+    name: str
+    topic_id: str | None
+    partitions: Mapping[int, CachedPartition]
+    is_internal: bool
+    #: The topic znode's JSON version (1-3): a controller rewrites old ones (Kafka's processTopicIds).
+    znode_version: int = 3
+
+
+@dataclass(frozen=True)
+class MetadataSnapshot:
+    """One consistent view of the cluster. Never mutated: every change publishes a new snapshot with a
+    higher ``version``, so a reader can hold one for a whole request."""
+
+    brokers: Mapping[int, CachedBroker]
+    topics: Mapping[str, CachedTopic]
+    controller_id: int
+    version: int
+
+    @property
+    def alive_broker_ids(self) -> tuple[int, ...]:
+        """Ids of the registered brokers, ascending."""
+        return tuple(sorted(self.brokers))
+
+    def partition(self, topic: str, partition: int) -> CachedPartition | None:
+        cached = self.topics.get(topic)
+        return None if cached is None else cached.partitions.get(partition)
+
+    def offline_replicas(self, topic: str, partition: int) -> tuple[int, ...]:
+        """Replicas whose broker is not registered (Metadata's ``offline_replicas``). KeyError if the
+        partition is unknown."""
+        found = self.partition(topic, partition)
+        if found is None:
+            raise KeyError(f"unknown partition {topic}-{partition}")
+        return tuple(r for r in found.replicas if r not in self.brokers)
+
+
+EMPTY_SNAPSHOT: Final = MetadataSnapshot(MappingProxyType({}), MappingProxyType({}), NO_CONTROLLER, 0)
