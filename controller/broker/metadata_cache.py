@@ -38,7 +38,7 @@ from zkmodel.brokers import BrokerRegistration
 from zkmodel.election import ControllerZnode
 from zkmodel.errors import ZnodeFormatError
 from zkmodel.topic_names import is_internal
-from zkmodel.topics import NO_LEADER, RECOVERED, PartitionState, TopicAssignment
+from zkmodel.topics import PartitionState, TopicAssignment
 
 __all__ = ["MetadataCache"]
 
@@ -366,19 +366,15 @@ def _decode_topic(name: str, result: DataResult | None) -> _Topic | None:
 def _build_partition(
     p: int, assignment: TopicAssignment, decoded: PartitionState | None, version: int
 ) -> CachedPartition:
-    """A partition as served from its assignment and its state znode (None when missing or unreadable: no
-    leader, empty ISR, leader epoch -1; ``version`` is the znode's zkVersion, -1 when missing)."""
+    """A partition as served from its assignment and its state znode (None when missing or unreadable;
+    ``version`` is the znode's zkVersion, -1 when missing)."""
     return CachedPartition(
-        partition=p,
-        replicas=tuple(assignment.partitions[p]),
-        isr=decoded.isr if decoded is not None else (),
-        leader=decoded.leader if decoded is not None else NO_LEADER,
-        leader_epoch=decoded.leader_epoch if decoded is not None else -1,
-        adding=tuple(assignment.adding_replicas.get(p, ())),
-        removing=tuple(assignment.removing_replicas.get(p, ())),
-        partition_epoch=version,
-        controller_epoch=decoded.controller_epoch if decoded is not None else -1,
-        leader_recovery_state=decoded.leader_recovery_state if decoded is not None else RECOVERED,
+        p,
+        tuple(assignment.partitions[p]),
+        tuple(assignment.adding_replicas.get(p, ())),
+        tuple(assignment.removing_replicas.get(p, ())),
+        version,
+        decoded,
     )
 
 
@@ -397,18 +393,7 @@ def _served(p: int, entry: _Topic) -> CachedPartition:
         return kept
     # built directly: dataclasses.replace (which introspects the fields each call) was ~4% of a node's CPU
     # while a 100,000-partition reassignment was applied
-    rebuilt = CachedPartition(
-        p,
-        replicas,
-        kept.isr,
-        kept.leader,
-        kept.leader_epoch,
-        adding,
-        removing,
-        kept.partition_epoch,
-        kept.controller_epoch,
-        kept.leader_recovery_state,
-    )
+    rebuilt = CachedPartition(p, replicas, adding, removing, kept.partition_epoch, kept.state)
     entry.states[p] = rebuilt
     return rebuilt
 

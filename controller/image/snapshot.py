@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Final
 
 from zkmodel.brokers import BrokerRegistration
-from zkmodel.topics import RECOVERED, PartitionState
+from zkmodel.topics import NO_LEADER, PartitionState
 
 __all__ = [
     "EMPTY_SNAPSHOT",
@@ -43,31 +43,34 @@ class CachedBroker:
 
 @dataclass(frozen=True, slots=True)
 class CachedPartition:
-    """Assignment and state of one partition. Without a (readable) state znode: leader -1, empty ISR,
-    leader epoch -1, controller epoch -1; ``partition_epoch`` is the state znode's zkVersion (-1 without one).
+    """Assignment and state of one partition. ``state`` is the state znode as decoded, None when it is missing
+    or unreadable (then: leader -1, empty ISR, leader epoch -1); ``partition_epoch`` is the state znode's
+    zkVersion (-1 without one, the version of an unreadable one).
 
-    Every field of the state znode is kept (the controller epoch that wrote it, KIP-704's leader recovery
-    state), so a standby controller builds its context from this snapshot exactly as from ZooKeeper."""
+    The decoded :class:`PartitionState` itself is kept, every field of it: a standby controller that wins the
+    election takes these very tuples into its context (shared, not copied or rebuilt)."""
 
     partition: int
     replicas: tuple[int, ...]
-    isr: tuple[int, ...]
-    leader: int
-    leader_epoch: int
     adding: tuple[int, ...]
     removing: tuple[int, ...]
     partition_epoch: int
-    controller_epoch: int = -1
-    leader_recovery_state: int = RECOVERED
+    state: PartitionState | None
 
     @property
-    def state(self) -> PartitionState | None:
-        """The state znode as decoded (None when missing or unreadable: leader epoch -1)."""
-        if self.leader_epoch < 0:
-            return None
-        return PartitionState(
-            self.leader, self.leader_epoch, self.controller_epoch, self.isr, self.leader_recovery_state
-        )
+    def isr(self) -> tuple[int, ...]:
+        state = self.state
+        return () if state is None else state.isr
+
+    @property
+    def leader(self) -> int:
+        state = self.state
+        return NO_LEADER if state is None else state.leader
+
+    @property
+    def leader_epoch(self) -> int:
+        state = self.state
+        return -1 if state is None else state.leader_epoch
 
 
 @dataclass(frozen=True, slots=True)
