@@ -229,6 +229,9 @@ class Node:
                 delete_topic_enable=self.config.delete_topic_enable,
                 on_new_session=self._reregister if self.controller_session is self.session else None,
                 standby=self.cache.catch_up if self.cache is not None else None,
+                # The image takes the controller's writes in directly only on one session: ZooKeeper orders a
+                # write's watch events before its answer per connection, which the cache's rule relies on.
+                write_observer=self.cache if self.controller_session is self.session else None,
             )
             self.controller.on_step = self.metrics.update
             self.controller.on_event = self.metrics.controller_event

@@ -40,7 +40,7 @@ from controller.active.topics import (
 from controller.image.snapshot import MetadataSnapshot
 from controller.logtags import UNEXPECTED
 from controller.zk.errors import ControllerMoved, SessionLost, ZkUnavailable
-from controller.zk.fenced_writer import FencedWriter, OpFailed
+from controller.zk.fenced_writer import FencedWriter, OpFailed, WriteObserver
 from controller.zk.multiread import DataResult
 from controller.zk.ops import Delete, Op, SetData
 from controller.zk.session import ZkSession
@@ -105,8 +105,11 @@ class Controller:
         on_new_session: Callable[[], None] | None = None,
         tick_seconds: float = 0.5,
         standby: Standby | None = None,
+        write_observer: WriteObserver | None = None,
     ) -> None:
         self.session = session
+        #: Told of every write this controller sends and how it ended (its node's image takes them in directly).
+        self.write_observer = write_observer
         #: The node's image, which a won election loads from (a hot standby); None: every failover reads
         #: ZooKeeper in full.
         self.standby = standby
@@ -432,7 +435,7 @@ class Controller:
                 uses_topic_ids=self.uses_topic_ids,
                 topic_watch=self._on_topic_watch,
             )
-        writer = FencedWriter(self.session, epoch, epoch_zk_version)
+        writer = FencedWriter(self.session, epoch, epoch_zk_version, observer=self.write_observer)
         active = Active(ctx, writer, self.session, self.uses_topic_ids, self._reassignments_completed)
         self.active = active
         self._upgrade_topic_znodes(report.topics_to_upgrade)

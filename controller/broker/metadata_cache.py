@@ -21,7 +21,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Final
+from typing import Any, Final, NamedTuple
 
 from controller.image.snapshot import (
     EMPTY_SNAPSHOT,
@@ -31,6 +31,7 @@ from controller.image.snapshot import (
     CachedTopic,
     MetadataSnapshot,
 )
+from controller.zk.ops import Create, Delete, Op, SetData
 from controller.zk.session import ZkSession
 from controller.zk.watched import ZK_UNAVAILABLE, DataResult, WatchedCache
 from zkmodel import paths
@@ -63,6 +64,8 @@ class _Topic:
     czxid: int
     assignment: TopicAssignment | None
     states: dict[int, CachedPartition] = field(default_factory=dict)
+    #: The topic znode's data version: of two sights of one incarnation, the higher version is the later.
+    version: int = 0
 
 
 @dataclass
@@ -87,6 +90,14 @@ class _Delta:
     states: dict[tuple[str, int], DataResult | None] = field(default_factory=dict)
     #: Filled when applied: the state paths of topics gone for good, whose watches are to be dropped.
     unwatch: list[str] = field(default_factory=list)
+
+
+class _Committed(NamedTuple):
+    """One fenced multi this node's controller got applied: its ops, their results, the multi's zxid."""
+
+    ops: Sequence[Op]
+    results: Sequence[Any]
+    zxid: int
 
 
 # A bulk reader: paths -> data (None for a missing znode), with a data watch left on each path.
@@ -114,6 +125,8 @@ class MetadataCache(WatchedCache[MetadataSnapshot]):
     ) -> None:
         super().__init__(session, EMPTY_SNAPSHOT, coalesce_seconds=coalesce_seconds, name=name, listener=listener)
         self._model = _Model()
+        #: Broker, topic and state znodes read by updates (full loads included): what the committed feed saves.
+        self.znodes_read = 0
 
     # -- the two kinds of update -------------------------------------------------------------------------------
     def _load_all(self) -> str:
@@ -156,6 +169,104 @@ class MetadataCache(WatchedCache[MetadataSnapshot]):
             return
         log.debug("%s: removed the watches of %d deleted partition states", self.name, dropped)
 
+    # -- the committed feed: this node's own controller's writes, taken in without reading them back ----------
+    def writing(self, ops: Sequence[Op]) -> None:
+        """:class:`controller.zk.fenced_writer.WriteObserver`: this node's controller sends ``ops``. Only for a
+        controller on this cache's own session: ZooKeeper delivers a write's watch events on the connection
+        before its answer, and they are held back until the write settles (see :meth:`_apply_committed`)."""
+        self._pending.writing(_image_paths(ops))
+
+    def settled(self, ops: Sequence[Op], results: Sequence[Any] | None, zxid: int) -> None:
+        """:class:`controller.zk.fenced_writer.WriteObserver`: the multi of ``ops`` was applied (``results``)
+        or not, or not known to be (None: what it may have written is read)."""
+        written = _image_paths(ops)
+        if results is not None:
+            self._settle_write(written, _Committed(ops, results, zxid), ())
+        else:
+            # a topic znode in doubt: list the topics again too (an unknown topic's own path is not read alone)
+            relist = any((kind := _kind(path)) is not None and kind[1] is None for path in written)
+            self._settle_write(written, None, [*written, *([paths.BROKER_TOPICS] if relist else [])])
+
+    def _written_paths(self, committed: list[Any]) -> set[str]:
+        return {path for write in committed for path in _image_paths(write.ops)}
+
+    def _apply_committed(self, committed: list[Any], dirty: set[str]) -> set[str]:
+        """Apply the controller's committed writes to the model as if read back, and publish. The order rule:
+        a znode's version decides (and a topic's czxid, which tells incarnations apart), so a write the image
+        already holds at that version, or a later one, changes nothing, and a read that raced with a write can
+        never take the image back.
+
+        The watch events of these writes are among ``dirty`` (held back until they settled, see :meth:`writing`);
+        each written path is
+        taken out of it and watched again with SetWatches relative to the write's zxid: a change made by
+        anyone after the write fires at once and is read as usual, a change before it is older than the write.
+        Returns the dirty paths still to be read."""
+        model = self._model
+        changed_topics: set[str] = set()
+        changed_partitions: dict[str, set[int]] = {}
+        rearm: dict[int, list[str]] = {}
+        missing: dict[int, list[str]] = {}
+        unwatch: list[str] = []
+        left = set(dirty)
+        for write in committed:
+            created_states = {op.path for op in write.ops if isinstance(op, Create)}
+            for op, result in zip(write.ops, write.results, strict=True):
+                kind = _kind(op.path)
+                if kind is None:
+                    continue
+                name, p = kind
+                if isinstance(op, Delete):
+                    if p is None and name in model.topics:  # a topic's znodes go before its own: it is gone
+                        unwatch += _state_paths(name, model.topics.pop(name))
+                        changed_topics.add(name)
+                    left.discard(op.path)
+                    continue
+                if not isinstance(op, Create | SetData):
+                    continue
+                stat = getattr(result, "stat", None)
+                if stat is not None:
+                    czxid, version, since = int(stat.czxid), int(stat.version), int(stat.mzxid)
+                elif write.zxid >= 0:  # a create answered without its Stat: it has the multi's zxid, version 0
+                    czxid, version, since = write.zxid, 0, write.zxid
+                else:
+                    left.add(op.path)  # nothing tells when it was written: read it back
+                    continue
+                data = op.data
+                if p is None:
+                    old = model.topics.get(name)
+                    if old is None or old.czxid != czxid or old.version < version:
+                        fresh = _decode_topic_data(name, data, czxid, version)
+                        if old is not None and old.czxid == czxid and fresh.assignment is not None:
+                            fresh.states = {q: st for q, st in old.states.items() if q in fresh.assignment.partitions}
+                        model.topics[name] = fresh
+                        changed_topics.add(name)
+                        if fresh.assignment is not None and (old is None or old.czxid != czxid):
+                            # a new topic: exists watches on the states not written with it
+                            missing.setdefault(since, []).extend(
+                                sp
+                                for q in fresh.assignment.partitions
+                                if (sp := paths.partition_state(name, q)) not in created_states
+                            )
+                else:
+                    topic = model.topics.get(name)
+                    if topic is None or topic.assignment is None or p not in topic.assignment.partitions:
+                        left.add(op.path)  # not a partition the image knows: read it the usual way
+                        continue
+                    held = topic.states.get(p)
+                    if held is None or held.partition_epoch < version:
+                        decoded = _decode_or_none(op.path, data)
+                        topic.states[p] = _build_partition(p, topic.assignment, decoded, version)
+                        if name not in changed_topics:
+                            changed_partitions.setdefault(name, set()).add(p)
+                left.discard(op.path)
+                rearm.setdefault(since, []).append(op.path)
+        self._publish(changed_topics=changed_topics, changed_partitions=changed_partitions)
+        if unwatch:
+            self._unwatch(unwatch)
+        for since in sorted(rearm.keys() | missing.keys()):
+            self.session.watch_data(rearm.get(since, []), self._watcher, since, missing=missing.get(since, []))
+        return left
+
     # -- phase 1: read (no change to the model) -------------------------------------------------------------
     def _read(self, model: _Model, dirty: set[str], reader: _Reader) -> _Delta:
         """Read what ``dirty`` says changed, each znode with a fresh watch."""
@@ -176,6 +287,7 @@ class MetadataCache(WatchedCache[MetadataSnapshot]):
         else:
             to_read = dirty_brokers & model.broker_ids
         found = reader([paths.broker(b) for b in sorted(to_read)], False)
+        self.znodes_read += len(to_read)
         delta.brokers = {b: found[paths.broker(b)] for b in to_read}
 
         if paths.BROKER_TOPICS in dirty:
@@ -183,8 +295,12 @@ class MetadataCache(WatchedCache[MetadataSnapshot]):
             delta.topic_names = names
         else:
             names = set(model.topics)
-        to_read_topics = sorted((names - model.topics.keys()) | (dirty_topics & names))
+        new_names = names - model.topics.keys()
+        # A topic this node's controller is creating arrives with its write (settled), not by a read.
+        writing = self._pending.being_written(paths.topic(n) for n in new_names) if new_names else set()
+        to_read_topics = sorted({n for n in new_names if paths.topic(n) not in writing} | (dirty_topics & names))
         found = reader([paths.topic(t) for t in to_read_topics], False)
+        self.znodes_read += len(to_read_topics)
         state_tps: set[tuple[str, int]] = set()
         for name in to_read_topics:
             fresh = _decode_topic(name, found[paths.topic(name)])
@@ -203,6 +319,7 @@ class MetadataCache(WatchedCache[MetadataSnapshot]):
                 state_tps.add((name, p))
         ordered = sorted(state_tps)
         found = reader([paths.partition_state(t, p) for t, p in ordered], True)
+        self.znodes_read += len(ordered)
         delta.states = {(t, p): found[paths.partition_state(t, p)] for t, p in ordered}
         return delta
 
@@ -349,10 +466,34 @@ def _state_paths(name: str, topic: _Topic) -> list[str]:
     return [paths.partition_state(name, p) for p in sorted(partitions)]
 
 
-def _decode_topic(name: str, result: DataResult | None) -> _Topic | None:
-    if result is None:
+def _image_paths(ops: Sequence[Op]) -> list[str]:
+    """The paths of ``ops`` the image holds: topic znodes and partition state znodes."""
+    return [op.path for op in ops if _kind(op.path) is not None]
+
+
+def _kind(path: str) -> tuple[str, int | None] | None:
+    """(topic, None) for a topic znode, (topic, partition) for a partition's state znode, None for the rest."""
+    brokers: set[int] = set()
+    topics: set[str] = set()
+    states: set[tuple[str, int]] = set()
+    _classify(path, brokers, topics, states)
+    if topics:
+        return topics.pop(), None
+    if states:
+        return states.pop()
+    return None
+
+
+def _decode_or_none(path: str, data: bytes | None) -> PartitionState | None:
+    """A state znode's data as served: None when unreadable (the partition is then served without leader)."""
+    try:
+        return PartitionState.decode(path, data)
+    except ZnodeFormatError as exc:
+        log.error("metadata cache: serving the partition without leader: %s", exc)
         return None
-    data, stat = result
+
+
+def _decode_topic_data(name: str, data: bytes | None, czxid: int, version: int) -> _Topic:
     path = paths.topic(name)
     try:
         assignment: TopicAssignment | None = TopicAssignment.decode(path, data)
@@ -360,7 +501,14 @@ def _decode_topic(name: str, result: DataResult | None) -> _Topic | None:
         # Kafka would read it as an empty assignment; we leave the topic out and keep watching the znode.
         log.error("metadata cache: skipping topic %s: %s", name, exc)
         assignment = None
-    return _Topic(int(stat.czxid), assignment)
+    return _Topic(czxid, assignment, version=version)
+
+
+def _decode_topic(name: str, result: DataResult | None) -> _Topic | None:
+    if result is None:
+        return None
+    data, stat = result
+    return _decode_topic_data(name, data, int(stat.czxid), int(stat.version))
 
 
 def _build_partition(

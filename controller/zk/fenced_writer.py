@@ -12,11 +12,13 @@ create's on servers before 3.7.2 / 3.8.2 / 3.9.0, which answer it without a Stat
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
+from controller.logtags import UNEXPECTED
 from controller.zk.errors import (
     KAZOO_SESSION_LOST,
     BadVersionError,
@@ -28,11 +30,27 @@ from controller.zk.errors import (
     is_transient,
 )
 from controller.zk.ops import MAX_MULTI_BYTES, Check, Op, build_multi, op_size
-from controller.zk.protocol.multi import multi_async
+from controller.zk.protocol.multi import MultiRequest, multi_async
 from controller.zk.session import ZkSession
 from zkmodel import paths
 
 log = logging.getLogger(__name__)
+
+
+class WriteObserver(Protocol):
+    """Told of every multi a writer sends, and of how it ended: the node's metadata image takes the
+    controller's own writes in directly (:meth:`controller.broker.metadata_cache.MetadataCache.settled`).
+
+    Both are called for every multi, each exactly once (``settled`` from kazoo's completion thread, for an
+    answer, an error or a lost connection alike), so an observer may hold back what it learns of the written
+    paths from elsewhere until the write settles. Both must be quick and must not block."""
+
+    def writing(self, ops: Sequence[Op]) -> None:
+        """``ops`` (the fence left out) are about to be sent as one multi."""
+
+    def settled(self, ops: Sequence[Op], results: Sequence[Any] | None, zxid: int) -> None:
+        """The multi of ``ops`` was applied (``results``: Created, SetDone, Deleted, one per op; ``zxid``: the
+        multi's), or not or not known to be (``results`` None)."""
 
 
 class WritesSuspended(ZkUnavailable):
@@ -52,10 +70,13 @@ class OpFailed(Exception):
 class FencedWriter:
     """Writes for one controller epoch. Create a new writer for each election; never reuse one."""
 
-    def __init__(self, session: ZkSession, epoch: int, epoch_zk_version: int) -> None:
+    def __init__(
+        self, session: ZkSession, epoch: int, epoch_zk_version: int, *, observer: WriteObserver | None = None
+    ) -> None:
         if epoch_zk_version < 0:
             raise ValueError(f"epoch zkVersion must be >= 0, got {epoch_zk_version}")
         self.session = session
+        self.observer = observer
         self.epoch = epoch
         self.epoch_zk_version = epoch_zk_version
         self._writable = threading.Event()
@@ -90,7 +111,12 @@ class FencedWriter:
     def _send_fenced(self, ops: Sequence[Op]) -> Any:
         """One fenced multi of ``ops``, sent; its async result."""
         client = self.session.client
-        return multi_async(client, build_multi(client, [self._fence(), *ops]))
+        request = build_multi(client, [self._fence(), *ops])
+        observer = self.observer
+        if observer is None:
+            return multi_async(client, request)
+        observer.writing(ops)
+        return multi_async(client, request, on_done=functools.partial(_settle, observer, ops, request))
 
     def _fence(self) -> Check:
         return Check(paths.CONTROLLER_EPOCH, self.epoch_zk_version)
@@ -279,3 +305,16 @@ class FencedWriter:
             size += s
         if batch:
             self.atomic(batch)
+
+
+def _settle(observer: WriteObserver, ops: Sequence[Op], request: MultiRequest, answer: Any) -> None:
+    """Tell ``observer`` how the multi of ``ops`` ended (``answer``: its async result, done). Applied means
+    answered with no error in any slot, the fence's included (a multi is all or nothing)."""
+    try:
+        results = answer.value if answer.successful() else None
+        if isinstance(results, list) and not any(isinstance(r, KazooException) for r in results):
+            observer.settled(ops, results[1:], request.zxid)
+        else:
+            observer.settled(ops, None, -1)
+    except Exception:
+        log.exception("%s the write observer failed", UNEXPECTED)

@@ -87,7 +87,7 @@ def build_multi(client: KazooClient, ops: list[Op]) -> MultiRequest:
     ``Checked()``. Paths are prefixed with the chroot as in :func:`build_transaction`. Requires ZooKeeper >= 3.5;
     servers before 3.7.2 / 3.8.2 / 3.9.0 answer creates without their Stat (``Created(path, None)``)."""
     chroot: str = client.chroot or ""
-    request = MultiRequest(chroot)
+    request = MultiRequest(chroot, client)
     acl_for = getattr(client, "bk_acl_for", None)  # ZkSession's zookeeper.set.acl policy
     for op in ops:
         path = (chroot + op.path if op.path != "/" else chroot) if chroot else op.path

@@ -28,7 +28,7 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, Generic, TypeVar
 
 from kazoo.interfaces import IAsyncResult
@@ -112,6 +112,15 @@ class Pending:
         self._marked = 0
         self._taken = 0
         self._applied = 0
+        #: Writes this node's own controller got applied, in commit order, waiting for the cache thread; and the
+        #: paths of its writes not settled yet, with how many of them are on their way.
+        self._committed: list[tuple[Any, list[str]]] = []
+        self._writing: dict[str, int] = {}
+        #: Writes announced, writes settled and handed over (or failed), and of those the ones applied.
+        self._announced = 0
+        self._finished = 0
+        self._taken_writes = 0
+        self._applied_writes = 0
         self._watches_lost = False
         self._stopping = False
 
@@ -128,17 +137,80 @@ class Pending:
             self._marked += 1
             return True
 
-    def mark_point(self) -> tuple[int, int]:
-        """Where the work recorded so far ends: (events marked, full reloads wanted). :meth:`caught_up` says
-        when the cache thread has applied everything up to it."""
+    def writing(self, paths: Iterable[str]) -> None:
+        """Writes of this node's own controller to ``paths`` are on their way: their watch events stay among the
+        dirty paths, not handed to the cache thread, until the write settles (:meth:`settle`)."""
         with self._lock:
-            return self._marked, self._wanted
+            self._announced += 1
+            for path in paths:
+                self._writing[path] = self._writing.get(path, 0) + 1
 
-    def caught_up(self, point: tuple[int, int]) -> bool:
-        """Every event marked and every reload wanted up to ``point`` has been applied."""
-        marked, wanted = point
+    def settle(self, paths: Iterable[str], write: Any | None, reread: Iterable[str]) -> bool:
+        """A write announced by :meth:`writing` ended: ``write`` (what it wrote, for the cache thread) if it was
+        applied, else None; ``reread`` is marked dirty (what a write in doubt may have changed). The paths of an
+        applied write stay "being written" until the cache thread takes it (:meth:`take`). False (nothing
+        recorded) once stopping."""
         with self._lock:
-            return self._applied >= marked and self._done >= wanted
+            if write is not None and not self._stopping:
+                self._committed.append((write, list(paths)))
+                return True
+            self._release(paths)
+            self._finished += 1
+            if self._stopping:
+                return False
+            for path in reread:
+                self._dirty.add(path)
+                self._marked += 1
+            return True
+
+    def _release(self, paths: Iterable[str]) -> None:
+        for path in paths:
+            left = self._writing.get(path, 0) - 1
+            if left > 0:
+                self._writing[path] = left
+            else:
+                self._writing.pop(path, None)
+
+    def being_written(self, paths: Iterable[str]) -> set[str]:
+        """Those of ``paths`` a write announced by :meth:`writing` has not settled yet."""
+        with self._lock:
+            return {path for path in paths if path in self._writing} if self._writing else set()
+
+    def take(self) -> tuple[int | None, set[str], list[Any]]:
+        """What the cache thread does next: the generation of a due full reload (None: none is due, and then
+        only the dirty paths are read), the dirty paths, which are handed over, and the own writes settled
+        since (in commit order). The dirty paths of a write not settled yet are held back, so a write is taken
+        with its own watch events."""
+        with self._lock:
+            generation = self._wanted if self._wanted > self._done else None
+            committed = [write for write, _paths in self._committed]
+            for _write, written in self._committed:
+                self._release(written)
+            self._finished += len(self._committed)
+            self._committed = []
+            dirty = self._dirty
+            if self._writing:
+                held = {path for path in dirty if path in self._writing}
+                dirty, self._dirty = dirty - held, held
+            else:
+                held, self._dirty = set(), set()
+            if not held:  # events held back are not applied by this update
+                self._taken = self._marked
+            self._taken_writes = self._finished
+            return generation, dirty, committed
+
+    def mark_point(self) -> tuple[int, int, int]:
+        """Where the work recorded so far ends: (events marked, full reloads wanted, own writes announced).
+        :meth:`caught_up` says when the cache thread has applied everything up to it."""
+        with self._lock:
+            return self._marked, self._wanted, self._announced
+
+    def caught_up(self, point: tuple[int, int, int]) -> bool:
+        """Every event marked, every reload wanted and every own write announced up to ``point`` has been
+        applied (a write that failed, by reading what it may have changed)."""
+        marked, wanted, announced = point
+        with self._lock:
+            return self._applied >= marked and self._done >= wanted and self._applied_writes >= announced
 
     def session_state(self, connected: bool) -> bool:
         """The session went CONNECTED (``connected``) or SUSPENDED/LOST. True when a full reload is now due:
@@ -168,19 +240,12 @@ class Pending:
             self._watches_lost = False
             return self._wanted
 
-    def take(self) -> tuple[int | None, set[str]]:
-        """What the cache thread does next: the generation of a due full reload (None: none is due, and then
-        only the dirty paths are read) and the dirty paths, which are handed over (the set starts empty)."""
-        with self._lock:
-            generation = self._wanted if self._wanted > self._done else None
-            dirty, self._dirty = self._dirty, set()
-            self._taken = self._marked
-            return generation, dirty
-
     def applied(self) -> None:
-        """The update of the last :meth:`take` succeeded: every event marked before it has been applied."""
+        """The update of the last :meth:`take` succeeded: every event marked before it has been applied, and
+        every own write settled before it."""
         with self._lock:
             self._applied = max(self._applied, self._taken)
+            self._applied_writes = max(self._applied_writes, self._taken_writes)
 
     def give_back(self, dirty: set[str]) -> None:
         """An update failed: its dirty paths are due again, with any recorded meanwhile."""
@@ -253,6 +318,16 @@ class WatchedCache(ABC, Generic[S]):
         Read everything before applying anything: a ZooKeeper error half-way leaves the cache unchanged, and
         the same paths are read again after the back-off."""
 
+    def _apply_committed(self, committed: list[Any], dirty: set[str]) -> set[str]:
+        """Take in writes this node's own controller got applied (see :meth:`_settle_write`), without reading them
+        back; returns the dirty paths still to be read. A cache that does not take committed writes reads
+        them back through its watches like any other change."""
+        return dirty | self._written_paths(committed)
+
+    def _written_paths(self, committed: list[Any]) -> set[str]:
+        """The paths ``committed`` wrote: read again when taking them in failed half-way."""
+        return set()
+
     # -- public API ------------------------------------------------------------------------------------------
     def start(self) -> S:
         """Load everything, then start the cache thread. ZooKeeper errors propagate and nothing is started;
@@ -312,6 +387,12 @@ class WatchedCache(ABC, Generic[S]):
                 raise TimeoutError(f"{self.name}: no full reload within {timeout:.1f}s")
         return self._snapshot
 
+    def _settle_write(self, paths: Iterable[str], write: Any | None, reread: Iterable[str]) -> None:
+        """A write of this node's own controller ended (see :meth:`Pending.settle`): the cache thread takes
+        ``write`` in directly instead of reading it back (:meth:`_apply_committed`)."""
+        if self._pending.settle(paths, write, reread):
+            self._wake.set()
+
     def catch_up(self, timeout: float) -> S | None:
         """The snapshot once it holds every change ZooKeeper committed before this call, or None when the cache
         thread does not get there within ``timeout`` (not running, ZooKeeper unavailable, reloading slowly).
@@ -368,16 +449,21 @@ class WatchedCache(ABC, Generic[S]):
         if self._stop.is_set() or (self.coalesce_seconds > 0 and self._stop.wait(self.coalesce_seconds)):
             raise Stopped()
         self._wake.clear()  # before take(): a path marked after it sets the event again
-        generation, dirty = self._pending.take()
+        # A write's watch events reach the session before its answer does; they are held back until the write
+        # settles, then taken with it (Pending.take), so the write explains them and nothing is read back.
+        generation, dirty, committed = self._pending.take()
         try:
             if generation is not None:
-                self._full_load(generation)
-            elif dirty:
-                self._apply_dirty(dirty)
+                self._full_load(generation)  # reads everything: the committed writes too
+            else:
+                if committed:
+                    dirty = self._apply_committed(committed, dirty)
+                if dirty:
+                    self._apply_dirty(dirty)
         except Stopped:
             raise
         except Exception:
-            self._pending.give_back(dirty)
+            self._pending.give_back(dirty | self._written_paths(committed))
             self._wake.set()
             raise
         with self._published:

@@ -74,6 +74,7 @@ class Cluster:
                 self.version,
                 on_new_session=reregister,
                 standby=node.cache.catch_up if node.cache is not None else None,
+                write_observer=node.cache,
             )
             node.controller.start()
         self.nodes[broker_id] = node

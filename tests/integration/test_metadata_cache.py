@@ -334,7 +334,7 @@ def test_snapshots_are_immutable_and_listener_sees_every_version(
     with pytest.raises(TypeError):
         old.topics["t"].partitions[0] = old.topics["t"].partitions[0]  # type: ignore[index]
     with pytest.raises(dataclasses.FrozenInstanceError):
-        old.topics["t"].partitions[0].leader = 7  # type: ignore[misc]
+        old.topics["t"].partitions[0].partition_epoch = 7  # type: ignore[misc]
 
     zk.set(paths.partition_state("t", 0), PartitionState(1, 1, 1, (1,)).encode())
     create_topic_znodes(zk, "u", {0: (1,)}, states=True)

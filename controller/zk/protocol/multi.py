@@ -37,7 +37,7 @@ Chroots: paths are sent with the client's chroot prefixed (the caller does it); 
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, NamedTuple, TypeAlias
 
@@ -129,15 +129,24 @@ def _acl(acl: Sequence[ACL]) -> bytes:
 
 class MultiRequest:
     """A write multi, built op by op (paths are server paths: the chroot already prefixed), sent by
-    :func:`multi_async`. ``chroot`` is stripped from the paths of :class:`Created` results."""
+    :func:`multi_async`. ``chroot`` is stripped from the paths of :class:`Created` results.
+
+    With ``client``, :attr:`zxid` is, once answered, the reply header's zxid: for a multi that was applied, the
+    one zxid of its transaction (every znode it created has it as czxid, every one it changed as mzxid), known
+    even when the server answers creates without their Stat. kazoo's connection thread stores it as
+    ``client.last_zxid`` right before it asks the request to read the reply's body
+    (``ConnectionHandler._read_response``); a connection reads one reply at a time. (It is kept here, not on the
+    results: kazoo copies a multi's result list, request type 14, into a new one to strip chroots.)"""
 
     type: ClassVar[int] = OP_MULTI
 
-    __slots__ = ("_body", "chroot", "ops")
+    __slots__ = ("_body", "chroot", "client", "ops", "zxid")
 
-    def __init__(self, chroot: str = "") -> None:
+    def __init__(self, chroot: str = "", client: KazooClient | None = None) -> None:
         self.chroot = chroot
+        self.client = client
         self.ops = 0
+        self.zxid = -1
         self._body = bytearray()
 
     def __repr__(self) -> str:
@@ -175,6 +184,8 @@ class MultiRequest:
         return bytes(self._body) + _DONE
 
     def deserialize(self, buffer: bytes, offset: int) -> list[OpResult]:
+        if self.client is not None:
+            self.zxid = int(self.client.last_zxid)
         return parse_multi_response(buffer, offset, self.chroot)
 
 
@@ -218,9 +229,17 @@ def parse_multi_response(buffer: bytes, offset: int, chroot: str = "") -> list[O
             raise ValueError(f"unexpected result type {op} in a write multi's response")
 
 
-def multi_async(client: KazooClient, request: MultiRequest) -> IAsyncResult:
+def multi_async(
+    client: KazooClient, request: MultiRequest, *, on_done: Callable[[IAsyncResult], None] | None = None
+) -> IAsyncResult:
     """Send ``request`` on ``client``'s connection; the async result's value is the list of
-    :data:`OpResult`. Request-level failures (ConnectionLoss, MarshallingError, ...) are its exception."""
+    :data:`OpResult`. Request-level failures (ConnectionLoss, MarshallingError, ...) are its exception.
+
+    ``on_done`` is called with the async result once it holds the answer or the failure, on kazoo's completion
+    thread. It is linked before the request is sent: kazoo's ``rawlink`` never calls a callback linked to a
+    result already set."""
     result: Any = client.handler.async_result()
+    if on_done is not None:
+        result.rawlink(on_done)
     client._call(request, result)
     return result

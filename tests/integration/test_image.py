@@ -9,13 +9,15 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
-from controller.active.api import NewTopic
+from controller.active.api import IsrUpdate, NewTopic
 from controller.active.context import ControllerContext
 from controller.active.failover import load_context
 from controller.active.standby import context_from_image
 from controller.broker.metadata_cache import MetadataCache
+from controller.image.snapshot import MetadataSnapshot
 from controller.zk.session import ZkSession
 from tests.integration.cluster import cluster, wait_for
+from tests.integration.test_metadata_cache import truth, view
 from zkmodel import paths
 from zkmodel.admin import PartitionReassignmentZnode, TopicPartition
 from zkmodel.brokers import BrokerRegistration, EndPoint
@@ -176,3 +178,63 @@ def test_without_an_image_a_won_election_reads_zookeeper(zk_hosts: str, zk: Kazo
         c.start_broker(1)
         active = c.active()
         assert active.last_load is not None and active.last_load.source == "zookeeper"
+
+
+def test_the_controllers_own_writes_reach_its_image_without_being_read_back(zk_hosts: str, zk: KazooClient) -> None:
+    with cluster(zk_hosts, zk) as c:
+        node = c.start_broker(1, image=True)
+        for b in (2, 3):
+            c.start_broker(b, candidate=False)
+        controller = c.active()
+        assert controller.broker_id == 1 and node.cache is not None
+        cache = node.cache
+        assert cache.catch_up(10) is not None
+        read_before = cache.znodes_read
+        created = controller.create_topics([NewTopic(f"t{i}", 5, 2) for i in range(20)])
+        assert all(error.code == 0 for error, _m in created.values())
+        snap = cache.catch_up(10)
+        assert snap is not None and all(_has_leaders(snap, f"t{i}") for i in range(20))
+        # 20 topic znodes and 100 state znodes were written, and none of them was read back
+        assert cache.znodes_read - read_before == 0
+        assert view(snap) == truth(zk)
+
+        # Another writer after the controller's write: the watch re-armed at the write's zxid still fires.
+        data, stat = zk.get(paths.partition_state("t3", 2))
+        foreign = PartitionState.decode("s", data)._replace(leader_epoch=40)
+        zk.set(paths.partition_state("t3", 2), foreign.encode(), version=stat.version)
+        snap = cache.catch_up(10)
+        assert snap is not None
+        part = snap.partition("t3", 2)
+        assert part is not None and part.state == foreign and part.partition_epoch == stat.version + 1
+        assert cache.znodes_read - read_before == 1
+
+        # The controller's next writes: each leader of t7 shrinks its ISR to itself (AlterPartition, setData at
+        # the state's version).
+        for p in range(5):
+            data, stat = zk.get(paths.partition_state("t7", p))
+            state = PartitionState.decode("s", data)
+            leader = c.nodes[state.leader]
+            error, results = controller.alter_partition(
+                state.leader,
+                leader.registrar.broker_epoch,
+                {TopicPartition("t7", p): IsrUpdate(state.leader_epoch, (state.leader,), stat.version)},
+            )
+            assert error.code == 0 and results[TopicPartition("t7", p)].error.code == 0
+        snap = cache.catch_up(10)
+        assert snap is not None and view(snap) == truth(zk)
+        assert cache.znodes_read - read_before == 1
+        assert all(
+            part.isr == (part.leader,) and part.partition_epoch == 1 for part in snap.topics["t7"].partitions.values()
+        )
+
+        # Deletion through the controller: the image drops the topic without reading anything.
+        deleted = controller.delete_topics(["t5"])
+        assert all(error.code == 0 for error, _m in deleted.values())
+        wait_for(lambda: "t5" not in cache.snapshot().topics, what="t5 gone from the image")
+        assert cache.znodes_read - read_before == 1
+        assert view(cache.catch_up(10) or cache.snapshot()) == truth(zk)
+
+
+def _has_leaders(snap: MetadataSnapshot, name: str) -> bool:
+    topic = snap.topics.get(name)
+    return topic is not None and bool(topic.partitions) and all(p.leader >= 0 for p in topic.partitions.values())
