@@ -1,20 +1,42 @@
-"""The broker's read-only view of cluster metadata, kept current by ZooKeeper watches.
+"""The node's metadata image (:mod:`controller.image.snapshot`), kept current from two feeds in one order.
 
-Brokers answer Metadata and DescribeCluster from this cache, never from the controller's memory (DESIGN.md):
-ZooKeeper is the truth, and a broker must keep answering while the controller moves.
+Brokers answer Metadata and DescribeCluster from it, a standby controller that wins the election builds its
+context from it (:mod:`controller.active.standby`), and ZooKeeper stays the truth: every controller write is
+fenced and versioned whatever the image says.
 
-Why one-shot watches on every znode: kazoo 2.11 has no persistent recursive watches and routes watch events
-by exact path, so the cache holds a children watch on ``/brokers/ids`` and ``/brokers/topics``, a data watch
-on ``/controller``, on every broker registration, on every topic znode and on every partition state znode
-(an exists watch where a state znode does not exist yet). Tens of thousands of watches are registered with
-pipelined async calls, never one synchronous round trip at a time.
+The two feeds:
 
-The cache thread, its back-off, and the full reload after every reconnect (kazoo 2.11 forgets every watch on
-any connection loss) are :class:`controller.zk.watched.WatchedCache`'s; this module says what is read and
-what a :class:`MetadataSnapshot` is. Each update reads everything it needs before changing anything, and
-publishes a new immutable snapshot (copy-on-write), so a reader holding one never sees a half-applied update.
+1. **ZooKeeper's watches**, for every change by anyone: a children watch on ``/brokers/ids`` and
+   ``/brokers/topics``, a data watch on ``/controller``, on every broker registration, on every topic znode and
+   on every partition state znode (an exists watch where a state znode does not exist yet). kazoo 2.11 has no
+   persistent recursive watches and routes events by exact path, hence one-shot watches, registered in
+   pipelined batches. A fired path is read again (with a fresh watch) by the cache thread.
+2. **This node's own controller's committed writes** (:class:`controller.zk.fenced_writer.WriteObserver`),
+   taken in as written, with the Stat and zxid ZooKeeper answered, instead of being read back: Kafka's
+   ZooKeeper-mode brokers likewise learn what the controller wrote from the controller (UpdateMetadata),
+   never by watching topic or state znodes. Only for a controller on this cache's own ZooKeeper session.
+
+The order rule, and the invariant it keeps — *the image never holds a znode older than one it held before,
+and every change made after the image's content of a znode fires a watch that the cache reads*:
+
+- A znode's version decides (and a topic's czxid, which tells incarnations apart): a write or read at a
+  version the image already holds, or an older one, changes nothing. So a read that raced with a write can
+  never take the image back, and a write that arrives after the watch read that already saw it costs nothing.
+- A write's watch events reach the session before the write's answer (ZooKeeper orders a connection's
+  notifications before its later replies); the watcher records them inline. The paths of a write in flight
+  are announced first (``writing``), and their events are held back until the write settles; then the
+  write and its events are taken together and the write explains them: nothing is read back.
+- Each written path is watched again with SetWatches relative to the write's own zxid: a change made by
+  anyone after the write fires at once and is read as usual; one made before it is older than the write.
+- A write that failed, or whose outcome is unknown (connection lost), releases its paths and marks them
+  dirty: they are read as any other change. A connection loss reloads everything anyway (kazoo drops every
+  watch on it).
+
+The cache thread, its back-off, the full reload after every reconnect and the catch-up a standby waits for are
+:class:`controller.zk.watched.WatchedCache`'s; this module says what is read and applied. Each update reads
+everything it needs before changing anything, and publishes a new immutable snapshot (copy-on-write), so a
+reader holding one never sees a half-applied update.
 """
-
 from __future__ import annotations
 
 import logging
@@ -467,8 +489,8 @@ def _state_paths(name: str, topic: _Topic) -> list[str]:
 
 
 def _image_paths(ops: Sequence[Op]) -> list[str]:
-    """The paths of ``ops`` the image holds: topic znodes and partition state znodes."""
-    return [op.path for op in ops if _kind(op.path) is not None]
+    """The paths ``ops`` change that the image holds: topic znodes and partition state znodes."""
+    return [op.path for op in ops if isinstance(op, Create | SetData | Delete) and _kind(op.path) is not None]
 
 
 def _kind(path: str) -> tuple[str, int | None] | None:

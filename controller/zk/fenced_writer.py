@@ -116,7 +116,11 @@ class FencedWriter:
         if observer is None:
             return multi_async(client, request)
         observer.writing(ops)
-        return multi_async(client, request, on_done=functools.partial(_settle, observer, ops, request))
+        try:
+            return multi_async(client, request, on_done=functools.partial(_settle, observer, ops, request))
+        except BaseException:
+            observer.settled(ops, None, -1)  # never sent, so no answer will settle it
+            raise
 
     def _fence(self) -> Check:
         return Check(paths.CONTROLLER_EPOCH, self.epoch_zk_version)
