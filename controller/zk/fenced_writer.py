@@ -28,7 +28,7 @@ from controller.zk.errors import (
     is_transient,
 )
 from controller.zk.ops import MAX_MULTI_BYTES, Check, Op, build_multi, op_size
-from controller.zk.protocol.multi import multi_async
+from controller.zk.send import multi_async
 from controller.zk.session import ZkSession
 from zkmodel import paths
 
