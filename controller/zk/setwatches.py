@@ -37,7 +37,7 @@ from typing import Any, ClassVar, Final
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoWatcherError
 
-from controller.zk.multiread import server_path
+from controller.zk.protocol.paths import server_path
 
 __all__ = [
     "REMOVE_WATCHES",

@@ -12,7 +12,7 @@ from kazoo.protocol.states import WatchedEvent
 
 from bench.zkpopulate import populate
 from controller.zk import setwatches
-from controller.zk.multiread import server_path
+from controller.zk.protocol.paths import server_path
 from tests.zkharness import ZkServer, new_client
 
 pytestmark = pytest.mark.integration

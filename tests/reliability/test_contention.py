@@ -60,7 +60,7 @@ from kafka.protocol.admin import (
 from kazoo.client import KazooClient
 
 from controller.devstack.stack import Stack
-from controller.zk.multiread import read_data
+from controller.zk.bulk_read import read_data
 from tests.e2e.test_forwarding import Admin
 from tests.integration.cluster import wait_for
 from tests.stackutil import (

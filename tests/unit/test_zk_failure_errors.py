@@ -302,13 +302,13 @@ def test_a_session_expiring_under_a_pipelined_controller_write_is_session_lost()
 
 
 def test_a_session_expiring_under_a_bulk_read_is_session_lost(monkeypatch: pytest.MonkeyPatch) -> None:
-    from controller.zk import multiread
+    from controller.zk import bulk_read
 
     def expired(*_args: Any, **_kwargs: Any) -> Any:
         raise SessionExpiredError()
 
-    monkeypatch.setattr(multiread, "read_data", expired)
-    monkeypatch.setattr(multiread, "read_children", expired)
+    monkeypatch.setattr(bulk_read, "read_data", expired)
+    monkeypatch.setattr(bulk_read, "read_children", expired)
     session = ZkSession("127.0.0.1:1", name="never-started")
     with pytest.raises(SessionLost):
         session.read_data(["/a"])
