@@ -6,10 +6,10 @@ objects (:class:`Record`), built from ZooKeeper's jute definitions
 (``zookeeper-jute/src/main/resources/zookeeper.jute``).
 
 One module per request family: :mod:`.multi` (the write multi, opcode 14, creates as create2),
-:mod:`.multi_read` (multiRead, opcode 22); what the families share is in :mod:`.jute` (opcodes, structs,
-encoders) and :mod:`.paths` (chroots). Records and codecs only: sending them, batching and retrying live in
-``controller.zk`` (:mod:`controller.zk.send` and its callers), so nothing here holds a client, a connection or
-state between calls.
+:mod:`.multi_read` (multiRead, opcode 22), :mod:`.watches` (SetWatches, opcode 101, and removeWatches, opcode 18,
+with the watcher slot kazoo's table holds); what they share is in :mod:`.jute` (opcodes, structs, encoders) and
+:mod:`.paths` (chroots). Records and codecs only: sending them, batching and retrying live in ``controller.zk``
+(:mod:`controller.zk.send` and its callers), so nothing here holds a client, a connection or state between calls.
 """
 
 from __future__ import annotations
