@@ -29,7 +29,6 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_de
 
 from controller.logtags import UNEXPECTED
 from controller.zk import bulk, multiread, setwatches
-from controller.zk.acls import AclPolicy, kafka_policy, kazoo_acls
 from controller.zk.errors import (
     KAZOO_SESSION_LOST,
     ConnectionLoss,
@@ -46,6 +45,7 @@ from controller.zk.errors import (
 )
 from controller.zk.handler import NodeHandler
 from controller.zk.ops import Op, build_transaction
+from controller.zk.znode_acls import AclPolicy, kafka_policy, kazoo_acls
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

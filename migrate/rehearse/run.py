@@ -342,7 +342,7 @@ class Rehearsal:
     # -- lockdown and post-flight ---------------------------------------------------------------------------------
     def _lockdown(self, rec: StepRecord) -> None:
         from migrate.lockdown import tool
-        from zkmodel.zk_acls import Identities, digest_identity
+        from zkmodel.znode_acls import Identities, digest_identity
 
         assert self.session is not None
         who = Identities(digest_identity(f"digest:{CONTROLLER_IDENTITY}", "controller"),
