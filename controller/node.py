@@ -318,7 +318,6 @@ class Node:
                 if tls is None
                 else lambda host, port: open_channel(host, port, client_id=client_id, tls=tls, sasl=sasl),
             )
-            self.forwarder.start()
         self.metrics.forwarding_enabled.labels(str(self.config.broker_id)).set(1 if self.forwarding_enabled else 0)
         self.metrics.protocol.labels(
             str(self.config.broker_id),

@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from migrate.rehearse.load import LoadPool
     from migrate.rehearse.observe import Monitor
 
-DRILLS = ("kill-controller", "pause-zookeeper", "restart-during-reassignment", "expire-session")
 #: Topics the rehearsal creates for itself: one the min-ISR rule guards, one the reassignment drill moves.
 GUARDED, MOVED = "rh-guarded", "rh-moved"
 
