@@ -44,7 +44,7 @@ from controller.zk.errors import (
     is_transient,
 )
 from controller.zk.handler import NodeHandler
-from controller.zk.ops import Op, build_transaction
+from controller.zk.ops import Op, build_transaction, set_acl_policy
 from controller.zk.znode_acls import AclPolicy, kafka_policy, kazoo_acls
 
 log = logging.getLogger(__name__)
@@ -123,9 +123,10 @@ class ZkSession:
             **(tls.kazoo_options() if tls is not None else {}),
         )
         self.tls = tls
-        #: The ACL each znode this session creates gets (Kafka's ``zookeeper.set.acl``, or lockdown's rules).
+        #: The ACL each znode this session creates gets (Kafka's ``zookeeper.set.acl``, or lockdown's rules). Fixed
+        #: for the session's life: registered once for its client, whose multis (the fenced writer's too) read it.
         self.acl_policy: AclPolicy = acl_policy or kafka_policy(False)
-        self.client.bk_acl_for = self.acl_for
+        set_acl_policy(self.client, self.acl_policy)
         self._lock = threading.Lock()
         self._state = KazooState.LOST
         self._disconnected_since: float | None = time.monotonic()
