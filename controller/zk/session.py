@@ -29,7 +29,6 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_de
 
 from controller.logtags import UNEXPECTED
 from controller.zk import bulk, bulk_read, multiread, setwatches
-from controller.zk.acls import AclPolicy, kafka_policy, kazoo_acls
 from controller.zk.errors import (
     KAZOO_SESSION_LOST,
     ConnectionLoss,
@@ -45,8 +44,9 @@ from controller.zk.errors import (
     is_transient,
 )
 from controller.zk.handler import NodeHandler
-from controller.zk.ops import Op, build_transaction
+from controller.zk.ops import Op, build_transaction, set_acl_policy
 from controller.zk.protocol.multi_read import DataResult
+from controller.zk.znode_acls import AclPolicy, kafka_policy, kazoo_acls
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -124,9 +124,10 @@ class ZkSession:
             **(tls.kazoo_options() if tls is not None else {}),
         )
         self.tls = tls
-        #: The ACL each znode this session creates gets (Kafka's ``zookeeper.set.acl``, or lockdown's rules).
+        #: The ACL each znode this session creates gets (Kafka's ``zookeeper.set.acl``, or lockdown's rules). Fixed
+        #: for the session's life: registered once for its client, whose multis (the fenced writer's too) read it.
         self.acl_policy: AclPolicy = acl_policy or kafka_policy(False)
-        self.client.bk_acl_for = self.acl_for
+        set_acl_policy(self.client, self.acl_policy)
         self._lock = threading.Lock()
         self._state = KazooState.LOST
         self._disconnected_since: float | None = time.monotonic()

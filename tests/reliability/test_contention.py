@@ -73,8 +73,8 @@ from tests.stackutil import (
     stop_stack,
 )
 from zkmodel import paths
-from zkmodel.acls import PatternType, ResourcePattern, ResourceType, encode_literal_acl_change
 from zkmodel.configs import ConfigChangeNotification
+from zkmodel.kafka_acls import PatternType, ResourcePattern, ResourceType, encode_literal_acl_change
 
 pytestmark = pytest.mark.reliability
 

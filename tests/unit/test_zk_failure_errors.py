@@ -21,7 +21,7 @@ from controller.active.loop import Controller
 from controller.broker.controlled_shutdown import ControlledShutdown
 from controller.config import load_config
 from controller.node import Node
-from controller.store import acls as acl_store
+from controller.store import kafka_acls as acl_store
 from controller.store.errors import STORE_ERRORS, store_failure, zk_error
 from controller.wire.handlers.base import NOT_CONTROLLER_TOP, controller_error
 from controller.zk.errors import (
@@ -50,9 +50,9 @@ from controller.zk.ops import Check, Create, Op, SetData
 from controller.zk.session import ZkSession
 from zkmodel import errorcodes as E
 from zkmodel import paths
-from zkmodel.acls import AclEntry, AclOperation, PatternType, PermissionType, ResourcePattern, ResourceType
 from zkmodel.errorcodes import KafkaApiError, KafkaError
 from zkmodel.ibp import parse_ibp
+from zkmodel.kafka_acls import AclEntry, AclOperation, PatternType, PermissionType, ResourcePattern, ResourceType
 
 AWAY = [
     ConnectionLoss(), OperationTimeoutError(), SessionExpiredError(), SessionMovedError(), ConnectionClosedError(),
