@@ -171,7 +171,7 @@ from bench import nodescale
 from bench.failover_load import Progress
 from bench.zkpopulate import topic_names
 from controller.devstack.localzk import LocalZooKeeper
-from controller.zk.multiread import read_children, read_data
+from controller.zk.bulk_read import read_children, read_data
 from zkmodel import paths
 from zkmodel.configs import EntityConfig
 from zkmodel.placement import BrokerMetadata, assign_replicas_to_brokers

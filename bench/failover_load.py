@@ -1,4 +1,4 @@
-"""Controller failover read: multiRead batches (controller.zk.multiread) vs. kazoo's pipelined get_async.
+"""Controller failover read: multiRead batches (controller.zk.bulk_read) vs. kazoo's pipelined get_async.
 
 Builds a Kafka-shaped tree in a private standalone ZooKeeper (``/brokers/topics/<t>`` with a v3
 assignment, ``.../partitions`` and ``.../partitions/<p>`` with null data, ``.../partitions/<p>/state``),
@@ -38,7 +38,7 @@ from bench import nodescale
 from bench.zkpopulate import data_paths, kafka_topic_tree, populate
 from controller.active.failover import load_context
 from controller.devstack.localzk import LocalZooKeeper
-from controller.zk.multiread import DEFAULT_MAX_RESPONSE_BYTES, ReadStats, read_children, read_data
+from controller.zk.bulk_read import DEFAULT_MAX_RESPONSE_BYTES, ReadStats, read_children, read_data
 from controller.zk.session import ZkSession
 
 TOPICS_ROOT = "/brokers/topics"
@@ -190,7 +190,7 @@ def report_reads(
     print()
     print(f"median of {rounds} interleaved rounds; baseline = kazoo get_async/get_children_async, 1,000 in flight")
     print(
-        f"ours = controller.zk.multiread (multiRead, <=1,000 ops per request, 8 in flight): {stats.requests} requests"
+        f"ours = controller.zk.bulk_read (multiRead, <=1,000 ops per request, 8 in flight): {stats.requests} requests"
     )
     print(
         f"per data read, largest response {stats.largest_response_bytes:,} bytes, "

@@ -61,7 +61,7 @@ from bench import nodescale
 from bench.failover_load import Progress
 from bench.zkpopulate import Node, populate
 from controller.devstack.localzk import LocalZooKeeper, four_letter_word
-from controller.zk.multiread import read_children, read_data
+from controller.zk.bulk_read import read_children, read_data
 
 CHROOT = "/bench"
 WARMUP_ROOT = "/warmup"

@@ -41,25 +41,25 @@ from controller.wire.apikeys import supported_apis
 from controller.wire.authz import ALLOW_ALL, Authz
 from controller.wire.client import KafkaClient, open_channel
 from controller.wire.dispatch import Dispatcher, routed_as_controller
-from controller.wire.handlers.acls import AclApis
 from controller.wire.handlers.apis import Apis
 from controller.wire.handlers.base import NodeView
 from controller.wire.handlers.configs import ConfigApis
+from controller.wire.handlers.kafka_acls import AclApis
 from controller.wire.handlers.quotas import QuotaApis
 from controller.wire.handlers.sasl import SaslApis
 from controller.wire.handlers.scram import ScramApis
 from controller.wire.runtime import WireRuntime
 from controller.wire.server import DEFAULT_MAX_FRAME
-from controller.zk.acls import AclPolicy, kafka_policy
 from controller.zk.errors import KazooException, SessionLost, ZkUnavailable
 from controller.zk.fenced_session import FencedSession
 from controller.zk.session import ZkSession, ZkTls, ensure_chroot
 from controller.zk.types import KazooState
+from controller.zk.znode_acls import AclPolicy, kafka_policy
 from zkmodel import ibp, paths
 from zkmodel.brokers import BrokerRegistration, EndPoint
 from zkmodel.configs import BROKERS, DEFAULT_ENTITY, TOPICS
 from zkmodel.errors import ZnodeFormatError
-from zkmodel.zk_acls import (
+from zkmodel.znode_acls import (
     ALL,
     CREATE,
     DELETE,
@@ -322,7 +322,6 @@ class Node:
                 if tls is None
                 else lambda host, port: open_channel(host, port, client_id=client_id, tls=tls, sasl=sasl),
             )
-            self.forwarder.start()
         self.metrics.forwarding_enabled.labels(str(self.config.broker_id)).set(1 if self.forwarding_enabled else 0)
         self.metrics.protocol.labels(
             str(self.config.broker_id),

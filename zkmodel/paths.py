@@ -1,7 +1,7 @@
 """Every znode path Kafka's ZooKeeper mode uses, built in one place (``ZkData`` in Kafka)."""
 
-from zkmodel.acls import PatternType, ResourceType
 from zkmodel.configs import entity_path
+from zkmodel.kafka_acls import PatternType, ResourceType
 
 CONTROLLER = "/controller"
 CONTROLLER_EPOCH = "/controller_epoch"

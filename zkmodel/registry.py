@@ -4,12 +4,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from zkmodel.acls import AclNode, decode_extended_acl_change, decode_literal_acl_change
 from zkmodel.admin import PartitionReassignmentZnode, PreferredReplicaElectionZnode
 from zkmodel.brokers import BrokerRegistration
 from zkmodel.cluster import ClusterIdZnode, FeatureZnode, MigrationZnode, ProducerIdBlock
 from zkmodel.configs import ConfigChangeNotification, EntityConfig
 from zkmodel.election import ControllerZnode, decode_controller_epoch
+from zkmodel.kafka_acls import AclNode, decode_extended_acl_change, decode_literal_acl_change
 from zkmodel.notifications import IsrChangeNotification, LogDirEventNotification
 from zkmodel.topics import PartitionState, TopicAssignment
 

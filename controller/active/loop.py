@@ -41,8 +41,8 @@ from controller.image.snapshot import MetadataSnapshot
 from controller.logtags import UNEXPECTED
 from controller.zk.errors import ControllerMoved, SessionLost, ZkUnavailable
 from controller.zk.fenced_writer import FencedWriter, OpFailed, WriteObserver
-from controller.zk.multiread import DataResult
 from controller.zk.ops import Delete, Op, SetData
+from controller.zk.protocol.multi_read import DataResult
 from controller.zk.session import ZkSession
 from controller.zk.types import EventType, KazooState, WatchedEvent
 from zkmodel import errorcodes as E

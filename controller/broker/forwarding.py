@@ -188,9 +188,6 @@ class ForwardingManager:
         #: How long a controller that answered NOT_CONTROLLER is left alone if the cache does not move on.
         self._not_controller_backoff = Backoff()
 
-    def start(self) -> None:
-        """Nothing to start: the first forwarded request connects."""
-
     def stop(self) -> None:
         """Queued requests end as REQUEST_TIMED_OUT; the channels close with the event loop."""
         self._stopped = True

@@ -37,6 +37,7 @@ The cache thread, its back-off, the full reload after every reconnect and the ca
 everything it needs before changing anything, and publishes a new immutable snapshot (copy-on-write), so a
 reader holding one never sees a half-applied update.
 """
+
 from __future__ import annotations
 
 import logging

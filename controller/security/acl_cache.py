@@ -1,5 +1,5 @@
-"""The ACL cache that feeds :class:`controller.security.authorizer.AclAuthorizer`: all of ZooKeeper's ACLs,
-kept current the way Kafka's AclAuthorizer keeps its cache.
+"""The ACL cache that feeds :class:`controller.security.authorizer.AclAuthorizer`: every Kafka ACL stored in
+ZooKeeper, kept current the way Kafka's AclAuthorizer keeps its cache.
 
 The decision is a pure function of an immutable snapshot (``authorizer.py``); keeping that snapshot current
 is this module's part, the one that must survive connection loss, session expiry and znodes written by
@@ -14,19 +14,19 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Final
 
-from controller.store import acls as acl_store
+from controller.store import kafka_acls as acl_store
 from controller.zk.session import ZkSession
 from controller.zk.watched import WatchedCache
 from zkmodel import paths
-from zkmodel.acls import (
+from zkmodel.errorcodes import KafkaApiError
+from zkmodel.errors import ZnodeFormatError
+from zkmodel.kafka_acls import (
     AclEntry,
     PatternType,
     ResourcePattern,
     decode_extended_acl_change,
     decode_literal_acl_change,
 )
-from zkmodel.errorcodes import KafkaApiError
-from zkmodel.errors import ZnodeFormatError
 
 __all__ = ["AclCache"]
 

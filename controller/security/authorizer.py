@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
-from zkmodel.acls import (
+from zkmodel.kafka_acls import (
     WILDCARD_HOST,
     WILDCARD_RESOURCE,
     AclEntry,

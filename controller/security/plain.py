@@ -17,7 +17,6 @@ from types import MappingProxyType
 from controller.security.errors import SaslAuthenticationError
 
 PLAIN_LOGIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
-SCRAM_LOGIN_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
 _USER_PREFIX = "user_"
 _INVALID_CREDENTIALS = "Authentication failed: Invalid username or password"
 _DISALLOWED_LOGIN_MODULES = frozenset({"com.sun.security.auth.module.JndiLoginModule"})

@@ -4,7 +4,7 @@ registration and cluster id, and the pre-2.7 ISR write of a partition leader.
 
 No wire types: functions take and return ``zkmodel`` values and raise errors that carry a Kafka error code,
 so the wire handlers, the operator tools in ``migrate`` and the node itself share one implementation.
-Modules: :mod:`.entity_configs`, :mod:`.quotas`, :mod:`.scram`, :mod:`.acls`, :mod:`.registration`,
+Modules: :mod:`.entity_configs`, :mod:`.quotas`, :mod:`.scram`, :mod:`.kafka_acls`, :mod:`.registration`,
 :mod:`.legacy_isr`, and :mod:`.errors` (an error answer with its Kafka code). Imports ``controller.zk``,
 ``controller.security`` (the SCRAM credential format) and ``zkmodel``; never ``controller.wire``,
 ``controller.active``, ``controller.broker`` or kio.

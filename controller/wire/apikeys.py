@@ -19,8 +19,8 @@ from typing import Any
 from controller.wire import error_responses as errors
 from controller.wire.codec import Request
 from controller.wire.error_responses import ErrorBuilder
-from zkmodel.acls import AclOperation
 from zkmodel.errorcodes import KafkaError
+from zkmodel.kafka_acls import AclOperation
 
 
 class ApiKey(IntEnum):

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from controller.wire.server import Connection
-from zkmodel.acls import AclOperation, ResourceType
+from zkmodel.kafka_acls import AclOperation, ResourceType
 
 CLUSTER_NAME = "kafka-cluster"
 

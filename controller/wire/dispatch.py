@@ -35,8 +35,8 @@ from controller.wire.codec import (
 )
 from controller.wire.server import Connection, Handler
 from zkmodel import errorcodes as E
-from zkmodel.acls import AclOperation
 from zkmodel.errorcodes import KafkaError
+from zkmodel.kafka_acls import AclOperation
 
 log = logging.getLogger(__name__)
 audit = logging.getLogger("bridgekeeper.audit")

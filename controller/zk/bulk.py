@@ -2,9 +2,10 @@
 (opcode 14), pipelined on one connection.
 
 kazoo's ``create_async`` manages ~4,000 znodes/s here; a multi of a few hundred creates, a dozen in flight,
-is an order of magnitude faster. The multi is serialized in one pass (kazoo's ``TransactionRequest`` rebuilds
-every op in Python and cannot send null data, which Kafka's ``/partitions`` parents have); its answer is read
-by kazoo's own ``Transaction.deserialize``.
+is an order of magnitude faster. The multi is :class:`controller.zk.protocol.multi.MultiRequest` of plain creates
+(opcode 1: the answer needs no Stat, and every server with multi takes it), which encodes the open ACL once per
+multi and sends null data, which Kafka's ``/partitions`` parents have (kazoo's ``TransactionRequest`` rebuilds
+every op in Python and cannot).
 
 Groups: a caller hands znodes in groups that must land together where they can (a topic znode and its
 partitions): a group goes into one multi unless it alone is bigger than a multi may be, so an interrupted
@@ -14,56 +15,26 @@ are applied in order, so a multi never names a parent that a multi still in flig
 
 from __future__ import annotations
 
-import struct
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, ClassVar
+from typing import Any, Final
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import RolledBackError, RuntimeInconsistency
-from kazoo.protocol.serialization import Transaction
+from kazoo.security import OPEN_ACL_UNSAFE
 
 from controller.zk.ops import MAX_MULTI_BYTES
+from controller.zk.protocol.multi import MultiRequest, create_overhead
+from controller.zk.send import multi_async
 
-_HEADER = struct.Struct("!iBi")
-_INT = struct.Struct("!i")
-_CREATE_HEADER = _HEADER.pack(1, False, -1)
-_DONE = _HEADER.pack(-1, True, -1)
-# vector<ACL> with world:anyone ALL (OPEN_ACL_UNSAFE), then flags = 0 (persistent)
-_OPEN_ACL_AND_FLAGS = _INT.pack(1) + _INT.pack(31) + _INT.pack(5) + b"world" + _INT.pack(6) + b"anyone" + _INT.pack(0)
-#: Bytes a create adds to a multi beyond its path and data: op header, two lengths, the ACL and flags.
-_PER_CREATE = len(_CREATE_HEADER) + 8 + len(_OPEN_ACL_AND_FLAGS)
+#: Bytes a create adds to a multi beyond its path and data: op header, two lengths, the open ACL and flags.
+_PER_CREATE: Final = create_overhead(OPEN_ACL_UNSAFE)
 #: Creates per multi before it is sent: past a few hundred the server's per-multi cost stops falling.
 OPS_PER_MULTI = 400
 IN_FLIGHT = 16
 
 Znode = tuple[str, bytes | None]
-
-
-class CreateMulti:
-    """A write multi of persistent creates with the open ACL, as kazoo's connection sends a request; ``nodes``
-    carry the client's chroot already. Its result is kazoo's: the created paths, or an exception per op."""
-
-    type: ClassVar[int] = Transaction.type
-
-    def __init__(self, nodes: Sequence[Znode]) -> None:
-        self.nodes = nodes
-
-    def __repr__(self) -> str:
-        return f"CreateMulti({len(self.nodes)} creates)"
-
-    def serialize(self) -> bytes:
-        parts: list[bytes] = []
-        for path, data in self.nodes:
-            raw = path.encode()
-            parts += (_CREATE_HEADER, _INT.pack(len(raw)), raw)
-            parts += (_INT.pack(-1),) if data is None else (_INT.pack(len(data)), data)
-            parts.append(_OPEN_ACL_AND_FLAGS)
-        parts.append(_DONE)
-        return b"".join(parts)
-
-    deserialize = Transaction.deserialize
 
 
 class BulkWriteError(RuntimeError):
@@ -114,9 +85,9 @@ def create_groups(
                 progress(created)
 
     def send(nodes: list[Znode]) -> None:
-        result = client.handler.async_result()
-        client._call(CreateMulti(nodes), result)
-        window.append((result, nodes))
+        request = MultiRequest(chroot)
+        request.creates(nodes, OPEN_ACL_UNSAFE, stat=False)
+        window.append((multi_async(client, request), nodes))
         while len(window) >= in_flight or (window and window[0][0].ready()):
             drain_one()
             if failure is not None:

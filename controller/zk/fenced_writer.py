@@ -30,7 +30,8 @@ from controller.zk.errors import (
     is_transient,
 )
 from controller.zk.ops import MAX_MULTI_BYTES, Check, Op, build_multi, op_size
-from controller.zk.protocol.multi import MultiRequest, multi_async
+from controller.zk.protocol.multi import MultiRequest
+from controller.zk.send import multi_async
 from controller.zk.session import ZkSession
 from zkmodel import paths
 

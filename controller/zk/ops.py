@@ -3,11 +3,17 @@
 Ops are values so a caller can build a batch, the writer can size it against ZooKeeper's packet limit
 and fence it, and tests can inspect it. ``data=None`` writes ZooKeeper *null* data, as Kafka does for
 path parents and markers (kazoo's transaction API only accepts bytes).
+
+A create gets the ACL of the policy registered for its client (:func:`set_acl_policy`: the session's
+``zookeeper.set.acl`` or lockdown's rules), so every writer on a session creates znodes alike.
 """
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from kazoo.client import KazooClient, TransactionRequest
 from kazoo.protocol.serialization import CheckVersion as _KCheck
@@ -17,6 +23,7 @@ from kazoo.protocol.serialization import SetData as _KSetData
 from kazoo.security import OPEN_ACL_UNSAFE
 
 from controller.zk.protocol.multi import MultiRequest
+from controller.zk.znode_acls import AclPolicy, kazoo_acls
 
 #: ZooKeeper's jute.maxbuffer default is 0xfffff bytes; stay well inside it for one multi.
 MAX_MULTI_BYTES = 512 * 1024
@@ -52,6 +59,23 @@ class Check:
 
 Op = Create | SetData | Delete | Check
 
+#: Each client's ACL policy. Weak keys, so an entry lives as long as its client; a policy must therefore not
+#: refer to its client (or to the session holding it), else neither is ever dropped.
+_ACL_POLICIES: weakref.WeakKeyDictionary[KazooClient, AclPolicy] = weakref.WeakKeyDictionary()
+
+
+def set_acl_policy(client: KazooClient, policy: AclPolicy) -> None:
+    """The ACL (by chroot-relative path) of every znode the ops built for ``client`` create. A client without one
+    creates znodes open to everyone (OPEN_ACL_UNSAFE), as kazoo does by default."""
+    _ACL_POLICIES[client] = policy
+
+
+def _acl_for(client: KazooClient) -> Callable[[str], list[Any]]:
+    policy = _ACL_POLICIES.get(client)
+    if policy is None:
+        return lambda path: OPEN_ACL_UNSAFE
+    return lambda path: kazoo_acls(policy(path))
+
 
 def op_size(op: Op) -> int:
     data = op.data if isinstance(op, Create | SetData) else None
@@ -65,13 +89,13 @@ def build_transaction(client: KazooClient, ops: list[Op]) -> TransactionRequest:
     dataclasses fix the types, so the chroot is prefixed and nothing else."""
     t = client.transaction()
     chroot: str = client.chroot or ""
-    acl_for = getattr(client, "bk_acl_for", None)  # ZkSession's zookeeper.set.acl policy
+    acl_for = _acl_for(client)
     for op in ops:
         path = (chroot + op.path if op.path != "/" else chroot) if chroot else op.path
         if isinstance(op, SetData):
             t._add(_KSetData(path, op.data, op.version), None)
         elif isinstance(op, Create):
-            acl = acl_for(op.path) if acl_for is not None else OPEN_ACL_UNSAFE
+            acl = acl_for(op.path)
             flags = (1 if op.ephemeral else 0) | (2 if op.sequential else 0)
             t._add(_KCreate(path, op.data, acl, flags), None)  # None data: ZooKeeper null, as Kafka writes parents
         elif isinstance(op, Delete):
@@ -87,15 +111,14 @@ def build_multi(client: KazooClient, ops: list[Op]) -> MultiRequest:
     ``Checked()``. Paths are prefixed with the chroot as in :func:`build_transaction`. Requires ZooKeeper >= 3.5;
     servers before 3.7.2 / 3.8.2 / 3.9.0 answer creates without their Stat (``Created(path, None)``)."""
     chroot: str = client.chroot or ""
-    request = MultiRequest(chroot, client)
-    acl_for = getattr(client, "bk_acl_for", None)  # ZkSession's zookeeper.set.acl policy
+    request = MultiRequest(chroot, lambda: int(client.last_zxid))
+    acl_for = _acl_for(client)
     for op in ops:
         path = (chroot + op.path if op.path != "/" else chroot) if chroot else op.path
         if isinstance(op, SetData):
             request.set_data(path, op.data, op.version)
         elif isinstance(op, Create):
-            acl = acl_for(op.path) if acl_for is not None else OPEN_ACL_UNSAFE
-            request.create(path, op.data, acl, (1 if op.ephemeral else 0) | (2 if op.sequential else 0))
+            request.create(path, op.data, acl_for(op.path), (1 if op.ephemeral else 0) | (2 if op.sequential else 0))
         elif isinstance(op, Delete):
             request.delete(path, op.version)
         else:

@@ -28,8 +28,7 @@ from kazoo.retry import KazooRetry
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_delay, wait_exponential
 
 from controller.logtags import UNEXPECTED
-from controller.zk import bulk, multiread, setwatches
-from controller.zk.acls import AclPolicy, kafka_policy, kazoo_acls
+from controller.zk import bulk, bulk_read, multiread, setwatches
 from controller.zk.errors import (
     KAZOO_SESSION_LOST,
     ConnectionLoss,
@@ -45,7 +44,9 @@ from controller.zk.errors import (
     is_transient,
 )
 from controller.zk.handler import NodeHandler
-from controller.zk.ops import Op, build_transaction
+from controller.zk.ops import Op, build_transaction, set_acl_policy
+from controller.zk.protocol.multi_read import DataResult
+from controller.zk.znode_acls import AclPolicy, kafka_policy, kazoo_acls
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -123,9 +124,10 @@ class ZkSession:
             **(tls.kazoo_options() if tls is not None else {}),
         )
         self.tls = tls
-        #: The ACL each znode this session creates gets (Kafka's ``zookeeper.set.acl``, or lockdown's rules).
+        #: The ACL each znode this session creates gets (Kafka's ``zookeeper.set.acl``, or lockdown's rules). Fixed
+        #: for the session's life: registered once for its client, whose multis (the fenced writer's too) read it.
         self.acl_policy: AclPolicy = acl_policy or kafka_policy(False)
-        self.client.bk_acl_for = self.acl_for
+        set_acl_policy(self.client, self.acl_policy)
         self._lock = threading.Lock()
         self._state = KazooState.LOST
         self._disconnected_since: float | None = time.monotonic()
@@ -307,11 +309,11 @@ class ZkSession:
 
     def read_data(
         self, paths: Sequence[str], *, expected_size: int = 256, timeout: float | None = None
-    ) -> dict[str, multiread.DataResult | None]:
+    ) -> dict[str, DataResult | None]:
         """Data and Stat of every path (None for a missing znode) in pipelined multiRead batches
-        (:func:`controller.zk.multiread.read_data`); bounded by :attr:`bulk_timeout_s` unless told."""
+        (:func:`controller.zk.bulk_read.read_data`); bounded by :attr:`bulk_timeout_s` unless told."""
         try:
-            return multiread.read_data(
+            return bulk_read.read_data(
                 self.client,
                 paths,
                 expected_size=expected_size,
@@ -331,9 +333,9 @@ class ZkSession:
         timeout: float | None = None,
     ) -> None:
         """Data and version of every path handed to ``sink`` batch by batch as it arrives
-        (:func:`controller.zk.multiread.read_data_into`); bounded like :meth:`read_data`."""
+        (:func:`controller.zk.bulk_read.read_data_into`); bounded like :meth:`read_data`."""
         try:
-            multiread.read_data_into(
+            bulk_read.read_data_into(
                 self.client,
                 paths,
                 sink,
@@ -348,7 +350,7 @@ class ZkSession:
     def read_children(self, paths: Sequence[str], *, timeout: float | None = None) -> dict[str, list[str] | None]:
         """Children of every path (None for a missing znode), like :meth:`read_data`."""
         try:
-            return multiread.read_children(
+            return bulk_read.read_children(
                 self.client, paths, timeout=self.bulk_timeout_s if timeout is None else timeout
             )
         except multiread.MultiReadTimeoutError as exc:

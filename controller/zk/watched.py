@@ -38,7 +38,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, wait_exponent
 from controller.logtags import UNEXPECTED
 from controller.zk.errors import By, KazooTimeoutError, NoNodeError, ZkUnavailable, failures
 from controller.zk.handler import inline_watcher
-from controller.zk.multiread import DataResult
+from controller.zk.protocol.multi_read import DataResult
 from controller.zk.session import ZkSession
 
 __all__ = [

@@ -24,7 +24,7 @@ def cmd_lockdown(args: argparse.Namespace) -> int:
     from controller.zk.errors import LOST, NoAuthError
     from migrate.connect import connect
     from migrate.lockdown import tool
-    from zkmodel.zk_acls import Identities, IdentityError, digest_identity
+    from zkmodel.znode_acls import Identities, IdentityError, digest_identity
 
     controller = identity(args, "controller", required=True)
     broker = identity(args, "broker", required=False)

@@ -25,12 +25,12 @@ from typing import Any
 import orjson
 
 from controller.exits import CommandError, UsageError
-from controller.store.zk_acls import set_znode_acls
+from controller.store.znode_acls import set_znode_acls
 from controller.zk.errors import NoAuthError
 from controller.zk.session import ZkSession
 from migrate.atomic import write_atomic
 from migrate.snapshot.export import walk
-from zkmodel.zk_acls import CONTROLLER_ROOTS, Acl, Identities, desired_acl, same_acl
+from zkmodel.znode_acls import CONTROLLER_ROOTS, Acl, Identities, desired_acl, same_acl
 
 
 def current_acls(session: ZkSession) -> Iterator[tuple[str, list[Acl]]]:

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from zkmodel.acls import AclNode
 from zkmodel.admin import PartitionReassignmentZnode
 from zkmodel.brokers import BrokerRegistration
 from zkmodel.configs import EntityConfig
 from zkmodel.errors import ZnodeFormatError
+from zkmodel.kafka_acls import AclNode
 from zkmodel.registry import NULL_IS_EMPTY, decode_znode
 from zkmodel.topics import PartitionState, TopicAssignment
 

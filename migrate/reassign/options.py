@@ -2,20 +2,14 @@
 option, plus our ``--zookeeper``, ``--max-moves-per-broker`` and ``--output``.
 
 Scripts and runbooks written for Kafka's tool depend on more than the option names: on which mistakes print
-the usage, on which stream, with which exit code. So this module copies three layers of Kafka's behaviour
-(sources: ``ReassignPartitionsCommandOptions.java``, ``ReassignPartitionsCommand.java`` ``main`` and
-``validateAndParseArgs``, ``CommandLineUtils.java`` and ``CommandDefaultOptions.java`` at 3.9.0-rc3, and
-jopt-simple 5.0.4, the version Kafka 3.9 ships):
+the usage, on which stream, with which exit code. So this module holds Kafka's option table and copies three
+layers of Kafka's behaviour (sources: ``ReassignPartitionsCommandOptions.java``, ``ReassignPartitionsCommand.java``
+``main`` and ``validateAndParseArgs``, ``CommandLineUtils.java`` and ``CommandDefaultOptions.java`` at
+3.9.0-rc3); jopt-simple's own rules, which Kafka's parse follows, are :mod:`migrate.reassign.jopt`'s:
 
 1. **jopt-simple's parse** runs in the options' constructor, before anything else and outside ``main``'s
    ``try``: its exceptions escape, so the JVM prints ``Exception in thread "main" joptsimple.X: message``
-   (and a stack trace, which we never print) on stderr and exits 1. Kafka builds ``new
-   OptionParser(false)``: abbreviations are *off* (``--gen`` is "gen is not a recognized option"). ``-name``
-   works like ``--name`` when the whole name is an option; otherwise a single-dash word is a cluster of
-   one-letter options, and jopt names its first letter. ``--opt=value`` and ``--opt value`` both work; the
-   word after an option that takes an argument is always its argument (``--bootstrap-server --execute``
-   sets the server to ``--execute``); ``=value`` after an option without argument is silently dropped;
-   ``--`` ends the options; words that are not options are collected and ignored by the tool.
+   (and a stack trace, which we never print) on stderr and exits 1.
 2. **validateAndParseArgs** refuses with ``printUsageAndExit``: the message, then the option table, both on
    stderr, exit 1. ``--help`` and an empty command line print HELP_TEXT the same way (exit 1 too);
    ``--version`` prints the version on stdout, exit 0.
@@ -39,15 +33,13 @@ tells that from the raw words, since a command line that does not parse has no :
 from __future__ import annotations
 
 import enum
-import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from zkmodel.java import java_trim
+from migrate.reassign import jopt
+from migrate.reassign.jopt import INT_BITS, LONG_BITS, OptionSpec, format_help, java_parse_integer
 
 HELP_TEXT = "This tool helps to move topic partitions between replicas."
-INT_BITS, LONG_BITS = 32, 64
 
 
 class Action(enum.Enum):
@@ -100,47 +92,35 @@ class OptionsError(Exception):
         self.detail = message if detail is None else detail
 
 
-@dataclass(frozen=True)
-class _Spec:
-    """One ``parser.accepts(...)``: ``arg`` is the ``describedAs`` text of an option that takes an argument
-    (None: no argument), ``kind`` its ``ofType`` as the help shows it, ``default`` its ``defaultsTo``."""
-
-    name: str
-    help: str
-    arg: str | None = None
-    kind: str = "String"
-    default: str | None = None
-
-
 _THROTTLE_TAIL = (
     "This option can be included with --execute when a reassignment is started, and it can be altered by "
     "resubmitting the current reassignment along with the --additional flag. The throttle rate should be at "
     "least 1 KB/s."
 )
 #: Kafka's options in declaration order (CommandDefaultOptions first), then ours.
-_SPECS: tuple[_Spec, ...] = (
-    _Spec("help", "Print usage information."),
-    _Spec("version", "Display Kafka version."),
-    _Spec(
+_SPECS: tuple[OptionSpec, ...] = (
+    OptionSpec("help", "Print usage information."),
+    OptionSpec("version", "Display Kafka version."),
+    OptionSpec(
         "verify",
         "Verify if the reassignment completed as specified by the --reassignment-json-file option. If there is a "
         "throttle engaged for the replicas specified, and the rebalance has completed, the throttle will be removed",
     ),
-    _Spec(
+    OptionSpec(
         "generate",
         "Generate a candidate partition reassignment configuration. Note that this only generates a candidate "
         "assignment, it does not execute it.",
     ),
-    _Spec("execute", "Kick off the reassignment as specified by the --reassignment-json-file option."),
-    _Spec("cancel", "Cancel an active reassignment."),
-    _Spec("list", "List all active partition reassignments."),
-    _Spec(
+    OptionSpec("execute", "Kick off the reassignment as specified by the --reassignment-json-file option."),
+    OptionSpec("cancel", "Cancel an active reassignment."),
+    OptionSpec("list", "List all active partition reassignments."),
+    OptionSpec(
         "bootstrap-server", "REQUIRED: the server(s) to use for bootstrapping.", "Server(s) to use for bootstrapping"
     ),
-    _Spec(
+    OptionSpec(
         "command-config", "Property file containing configs to be passed to Admin Client.", "Admin client property file"
     ),
-    _Spec(
+    OptionSpec(
         "reassignment-json-file",
         "The JSON file with the partition reassignment configurationThe format to use is - \n"
         '{"partitions":\n\t[{"topic": "foo",\n\t  "partition": 1,\n\t  "replicas": [1,2,3],\n\t  "log_dirs": '
@@ -150,28 +130,28 @@ _SPECS: tuple[_Spec, ...] = (
         "replica will be moved to the specified log directory on the broker.",
         "manual assignment json file path",
     ),
-    _Spec(
+    OptionSpec(
         "topics-to-move-json-file",
         "Generate a reassignment configuration to move the partitions of the specified topics to the list of "
         'brokers specified by the --broker-list option. The format to use is - \n{"topics":\n\t[{"topic": "foo"},'
         '{"topic": "foo1"}],\n"version":1\n}',
         "topics to reassign json file path",
     ),
-    _Spec(
+    OptionSpec(
         "broker-list",
         'The list of brokers to which the partitions need to be reassigned in the form "0,1,2". This is required '
         "if --topics-to-move-json-file is used to generate reassignment configuration",
         "brokerlist",
     ),
-    _Spec("disable-rack-aware", "Disable rack aware replica assignment"),
-    _Spec(
+    OptionSpec("disable-rack-aware", "Disable rack aware replica assignment"),
+    OptionSpec(
         "throttle",
         "The movement of partitions between brokers will be throttled to this value (bytes/sec). " + _THROTTLE_TAIL,
         "throttle",
         "Long",
         "-1",
     ),
-    _Spec(
+    OptionSpec(
         "replica-alter-log-dirs-throttle",
         "The movement of replicas between log directories on the same broker will be throttled to this value "
         "(bytes/sec). " + _THROTTLE_TAIL,
@@ -179,27 +159,27 @@ _SPECS: tuple[_Spec, ...] = (
         "Long",
         "-1",
     ),
-    _Spec(
+    OptionSpec(
         "timeout",
         "The maximum time in ms to wait for log directory replica assignment to begin.",
         "timeout",
         "Long",
         "10000",
     ),
-    _Spec(
+    OptionSpec(
         "additional",
         "Execute this reassignment in addition to any other ongoing ones. This option can also be used to change "
         "the throttle of an ongoing reassignment.",
     ),
-    _Spec("preserve-throttles", "Do not modify broker or topic throttles."),
-    _Spec(
+    OptionSpec("preserve-throttles", "Do not modify broker or topic throttles."),
+    OptionSpec(
         "zookeeper",
         "(bridgekeeper) DEPRECATED, as in Kafka 2.8: the ZooKeeper connection string (host:port) for the "
         "legacy path that writes ZooKeeper directly. Not with --bootstrap-server. Only with --generate, "
         "--execute or --verify.",
         "urls",
     ),
-    _Spec(
+    OptionSpec(
         "max-moves-per-broker",
         "(bridgekeeper) With --execute: submit the plan in waves so that no broker takes part in more than this "
         "many replica moves at once. Each wave is waited for before the next one; rerun the same command to "
@@ -207,18 +187,16 @@ _SPECS: tuple[_Spec, ...] = (
         "n",
         "Integer",
     ),
-    _Spec(
+    OptionSpec(
         "output",
         "(bridgekeeper) text prints the console output of Kafka's tool; json prints one JSON document on stdout "
         "instead.",
         "format",
         default="text",
     ),
-    _Spec("verbose", "(bridgekeeper) Show the client libraries' logs (kafka-python, kazoo) on stderr."),
+    OptionSpec("verbose", "(bridgekeeper) Show the client libraries' logs (kafka-python, kazoo) on stderr."),
 )
 _BY_NAME = {s.name: s for s in _SPECS}
-#: jopt's NonOptionArgumentSpec is registered under this name, so ``--[arguments]=x`` is a non-option "x".
-_NON_OPTIONS = "[arguments]"
 #: The order of Kafka's ``validActions`` (the "exactly one action" message lists them so).
 _ACTIONS = ("generate", "execute", "verify", "cancel", "list")
 _REQUIRED: dict[str, tuple[str, ...]] = {
@@ -273,9 +251,9 @@ def _bracketed(name: str) -> str:
     return f"[{name}]"
 
 
-def _uncaught(exception: str, message: str) -> OptionsError:
+def _uncaught(exc: jopt.OptionException) -> OptionsError:
     """A jopt-simple exception that escapes ``main``: the first line the JVM prints for it."""
-    return OptionsError(f'Exception in thread "main" joptsimple.{exception}: {message}', detail=message)
+    return OptionsError(f'Exception in thread "main" joptsimple.{exc.java_class}: {exc.message}', detail=exc.message)
 
 
 def _error(message: str) -> OptionsError:
@@ -286,110 +264,6 @@ def _error(message: str) -> OptionsError:
 def _usage_error(message: str) -> OptionsError:
     """``CommandLineUtils.printUsageAndExit``."""
     return OptionsError(message, usage=True)
-
-
-class _Parsed:
-    """jopt-simple's OptionSet: every detected option in command-line order (repeats included, as
-    ``specs()`` returns them) and each option's arguments."""
-
-    def __init__(self) -> None:
-        self.specs: list[str] = []
-        self.values: dict[str, list[str]] = {}
-        self.non_options: list[str] = []
-
-    def add(self, name: str, argument: str | None) -> None:
-        self.specs.append(name)
-        arguments = self.values.setdefault(name, [])
-        if argument is not None:
-            arguments.append(argument)
-
-    def has(self, name: str) -> bool:
-        return name in self.values
-
-
-def _parse(argv: Sequence[str]) -> _Parsed:
-    """``OptionParser.parse`` with abbreviations off, as Kafka's CommandDefaultOptions builds it."""
-    parsed = _Parsed()
-    i = 0
-    while i < len(argv):
-        token = argv[i]
-        i += 1
-        if token == "--":
-            parsed.non_options.extend(argv[i:])
-            break
-        if token.startswith("--"):
-            name, value = _key_value(token[2:])
-            if name != _NON_OPTIONS and name not in _BY_NAME:
-                raise _uncaught("UnrecognizedOptionException", f"{name} is not a recognized option")
-        elif token.startswith("-") and token != "-":
-            name, value = _key_value(token[1:])
-            if name != _NON_OPTIONS and name not in _BY_NAME:
-                # Not an option name: jopt reads a cluster of one-letter options, and Kafka declares none.
-                raise _uncaught("UnrecognizedOptionException", f"{token[1]} is not a recognized option")
-        else:
-            parsed.non_options.append(token)
-            continue
-        if name == _NON_OPTIONS:
-            if value is not None:
-                parsed.non_options.append(value)
-            continue
-        if _BY_NAME[name].arg is None:
-            parsed.add(name, None)  # NoArgumentOptionSpec ignores an "=value"
-            continue
-        if value is None:
-            if i >= len(argv):
-                raise _uncaught("OptionMissingRequiredArgumentException", f"Option {name} requires an argument")
-            value = argv[i]
-            i += 1
-        parsed.add(name, value)
-    return parsed
-
-
-def _key_value(text: str) -> tuple[str, str | None]:
-    """jopt's KeyValuePair: split at the first "="; no "=" means no value (``--x=`` is the empty value)."""
-    key, eq, value = text.partition("=")
-    return key, value if eq else None
-
-
-def java_parse_integer(text: str, bits: int) -> int | None:
-    """``Integer.parseInt`` / ``Long.parseLong`` (radix 10): an optional sign, then one or more decimal
-    digits (any Unicode decimal digit, as ``Character.digit`` takes them), in range; else None. Python's
-    ``int()`` is looser (spaces, underscores), so it is not used on the raw text."""
-    body = text[1:] if text[:1] in ("+", "-") else text
-    if not body:
-        return None
-    value = 0
-    for ch in body:
-        digit = unicodedata.decimal(ch, None)
-        if digit is None:
-            return None
-        value = value * 10 + digit
-    if text[:1] == "-":
-        value = -value
-    if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
-        return None
-    return value
-
-
-class _Values:
-    """``OptionSet.valueOf`` for the options ``main`` reads: defaults when absent, every argument converted
-    (the first that fails is reported), then "multiple arguments" when there is more than one."""
-
-    def __init__(self, parsed: _Parsed) -> None:
-        self.parsed = parsed
-
-    def one(self, name: str) -> str | None:
-        found = self.parsed.values.get(name)
-        if not found:
-            return _BY_NAME[name].default
-        spec = _BY_NAME[name]
-        if spec.kind == "Long":
-            for argument in found:
-                if java_parse_integer(argument, LONG_BITS) is None:
-                    raise _error(f"Cannot parse argument '{argument}' of option {name}")
-        if len(found) > 1:
-            raise _error(f"Found multiple arguments for option {name}, but you asked for only one")
-        return found[0]
 
 
 def _broker_list(text: str) -> tuple[int, ...]:
@@ -417,7 +291,7 @@ def _version() -> str:
         return "0+unknown"
 
 
-def _check_ours(parsed: _Parsed) -> tuple[str, int | None]:
+def _check_ours(parsed: jopt.OptionSet) -> tuple[str, int | None]:
     """``--output`` and ``--max-moves-per-broker``: refused like Kafka's own usage mistakes."""
     for name in ("output", "max-moves-per-broker"):
         if len(parsed.values.get(name, ())) > 1:
@@ -437,7 +311,10 @@ def _check_ours(parsed: _Parsed) -> tuple[str, int | None]:
 def parse_options(argv: Sequence[str]) -> Options:
     """The options of one run, or an :class:`OptionsError` saying what to print and how to exit (also for
     ``--help``, ``--version`` and an empty command line)."""
-    parsed = _parse(argv)
+    try:
+        parsed = jopt.parse(_SPECS, argv)
+    except jopt.OptionException as exc:
+        raise _uncaught(exc) from None
     # CommandLineUtils.maybePrintHelpOrVersion
     if not argv or parsed.has("help"):
         raise _usage_error(HELP_TEXT)
@@ -465,9 +342,11 @@ def parse_options(argv: Sequence[str]) -> Options:
                 raise OptionsError(f'You must specify --bootstrap-server when using "{_bracketed(name)}"')
     output, max_moves = _check_ours(parsed)
     # main, then handleAction: the values in the order Kafka reads them.
-    values = _Values(parsed)
     names = ("command-config", "zookeeper" if zookeeper else "bootstrap-server", *_READS[action])
-    got = {name: values.one(name) for name in names}
+    try:
+        got = {name: parsed.value_of(name) for name in names}
+    except jopt.OptionException as exc:  # caught by main's catch (Throwable)
+        raise _error(exc.message) from None
     broker_list = _broker_list(got["broker-list"] or "") if action == "generate" else None
     return Options(
         action=Action(action),
@@ -504,7 +383,7 @@ def json_requested(argv: Sequence[str]) -> bool:
 
 
 def _long(got: dict[str, str | None], name: str) -> int:
-    """A Long option's value: as read (already converted once by :meth:`_Values.one`), else its default
+    """A Long option's value: as read (already converted once by :meth:`jopt.OptionSet.value_of`), else its default
     (an action that does not read the option cannot have been given it)."""
     text = got.get(name, _BY_NAME[name].default)
     value = java_parse_integer(text or "", LONG_BITS)
@@ -512,82 +391,5 @@ def _long(got: dict[str, str | None], name: str) -> int:
     return value
 
 
-# ---- the option table -------------------------------------------------------------------------------------
-
-_WIDTH, _GAP, _INDENT = 80, 2, 2
-
-
-def _words(line: str) -> list[str]:
-    """The pieces between line-break opportunities of ``java.text.BreakIterator.getLineInstance()``, for
-    the characters these help texts use: after spaces and tabs; after a hyphen before a letter, or before a
-    digit when the hyphen follows a letter or digit (``--broker-`` / ``list``, but not ``-1``); after
-    ``.,;:`` before a letter. Checked against jopt-simple 5.0.4 on JDK 17 by the golden test of USAGE."""
-    words: list[str] = []
-    start = 0
-    for i in range(1, len(line)):
-        prev, cur = line[i - 1], line[i]
-        breaks = (
-            (prev in " \t" and cur not in " \t")
-            or (prev == "-" and cur.isalpha())
-            or (prev == "-" and cur.isdigit() and i >= 2 and line[i - 2].isalnum())
-            or (prev in ".,;:" and cur.isalpha())
-        )
-        if breaks:
-            words.append(line[start:i])
-            start = i
-    if start < len(line):
-        words.append(line[start:])
-    return words
-
-
-def _pieces(raw: str, width: int) -> list[str]:
-    """jopt's ``Columns.piecesOf``: each embedded line filled word by word; a piece that would overflow is
-    flushed (trailing whitespace dropped) and the next one starts indented by two spaces."""
-    pieces: list[str] = []
-    lines = java_trim(raw).split("\n")
-    while len(lines) > 1 and lines[-1] == "":  # Java's split drops trailing empty strings
-        lines.pop()
-    for line in lines:
-        piece = ""
-        for word in _words(line):
-            if len(piece) + len(word) > width:
-                pieces.append(re.sub(r"[ \t\n\x0b\f\r]+$", "", piece))
-                piece = " " * _INDENT + word
-            else:
-                piece += word
-        if piece:
-            pieces.append(piece)
-    return pieces
-
-
-def _column_widths(rows: Sequence[tuple[str, str]]) -> tuple[int, int]:
-    """``Rows.optionWidth`` / ``descriptionWidth``: the widest entry, within half and the rest of 80."""
-    option = min((_WIDTH - _GAP) // 2, max(len(o) for o, _ in rows))
-    return option, min(_WIDTH - option - _GAP, max(len(d) for _, d in rows))
-
-
-def _format_help(specs: Sequence[_Spec]) -> str:
-    """jopt-simple's BuiltinHelpFormatter (80 columns, a 2-space gap), options sorted by name."""
-    rows = [("Option", "Description"), ("------", "-----------")]
-    for spec in sorted(specs, key=lambda s: s.name):
-        left = ("--" if len(spec.name) > 1 else "-") + spec.name
-        if spec.arg is not None:
-            left += f" <{spec.kind}: {spec.arg}>"
-        right = spec.help
-        if spec.default is not None:
-            right = java_trim(f"{right} (default: {spec.default})")
-        rows.append((left, right))
-    option_width, description_width = _column_widths(rows)
-    fitted: list[tuple[str, str]] = []
-    for left, right in rows:
-        lefts, rights = _pieces(left, option_width), _pieces(right, description_width)
-        for k in range(max(len(lefts), len(rights))):
-            fitted.append((lefts[k] if k < len(lefts) else "", rights[k] if k < len(rights) else ""))
-    option_width, description_width = _column_widths(fitted)
-    return "".join(
-        f"{left.ljust(option_width)}{' ' * _GAP}{right.ljust(description_width)}\n" for left, right in fitted
-    )
-
-
 #: The option table Kafka prints after a usage message (to stderr), with our options in their sorted places.
-USAGE = _format_help(_SPECS)
+USAGE = format_help(_SPECS)

@@ -50,7 +50,6 @@ class Checker:
     epoch: int | None = None
     log_offsets: dict[Path, int] = field(default_factory=dict)
     gate_totals: dict[int, dict[str, float]] | None = None  # per-node routes when every node forwarded
-    last_check: float = 0.0
 
     @property
     def bump_forwards(self) -> bool:

@@ -74,7 +74,10 @@ def _kafka_retriable(name: str) -> bool:
         return False
 
 
-class OpFailed(Exception):
+class AdminOpFailed(Exception):
+    """An admin client's operation failed: ``error`` names the failure as the module doc says, ``retriable`` is
+    whether a caller may send it again."""
+
     def __init__(self, error: str, retriable: bool, detail: str = "") -> None:
         super().__init__(f"{error}: {detail}" if detail else error)
         self.error = error
@@ -113,35 +116,35 @@ class WorkerSpec:
 
 
 # -- error classification (pure) ------------------------------------------------------------------------------------
-def confluent_error(exc: BaseException) -> OpFailed:
+def confluent_error(exc: BaseException) -> AdminOpFailed:
     from confluent_kafka import KafkaError, KafkaException
 
     err = exc.args[0] if isinstance(exc, KafkaException) and exc.args else None
     if isinstance(err, KafkaError):
-        return OpFailed(err.name(), bool(err.retriable()), err.str())
-    return OpFailed(type(exc).__name__, False, str(exc))
+        return AdminOpFailed(err.name(), bool(err.retriable()), err.str())
+    return AdminOpFailed(type(exc).__name__, False, str(exc))
 
 
-def kafka_python_code(code: int, detail: str | None = None) -> OpFailed | None:
+def kafka_python_code(code: int, detail: str | None = None) -> AdminOpFailed | None:
     from kafka import errors as E
 
     if code == 0:
         return None
     cls = E.for_code(code)
-    return OpFailed(str(getattr(cls, "message", cls.__name__)), bool(cls.retriable), detail or "")
+    return AdminOpFailed(str(getattr(cls, "message", cls.__name__)), bool(cls.retriable), detail or "")
 
 
-def kafka_python_error(exc: BaseException) -> OpFailed:
+def kafka_python_error(exc: BaseException) -> AdminOpFailed:
     from kafka import errors as E
 
     text = str(exc.args[0]) if exc.args else ""
     if isinstance(exc, E.BrokerResponseError) and not text.startswith("Request timed out"):
-        return OpFailed(str(type(exc).message), bool(type(exc).retriable), text[:300])
+        return AdminOpFailed(str(type(exc).message), bool(type(exc).retriable), text[:300])
     if isinstance(exc, E.KafkaError):
-        return OpFailed(type(exc).__name__, bool(type(exc).retriable), text[:300])
+        return AdminOpFailed(type(exc).__name__, bool(type(exc).retriable), text[:300])
     if isinstance(exc, RuntimeError) and "active controller" in text:
-        return OpFailed("NOT_CONTROLLER", True, text)
-    return OpFailed(type(exc).__name__, False, text[:300])
+        return AdminOpFailed("NOT_CONTROLLER", True, text)
+    return AdminOpFailed(type(exc).__name__, False, text[:300])
 
 
 def _bounded(fn: Callable[[], T], deadline: float) -> T:
@@ -161,7 +164,7 @@ def _bounded(fn: Callable[[], T], deadline: float) -> T:
 
     threading.Thread(target=run, name="rehearse-op", daemon=True).start()
     if not done.wait(deadline):
-        raise OpFailed("OpDeadlineExceeded", True, f"no answer within {deadline:.0f} s")
+        raise AdminOpFailed("OpDeadlineExceeded", True, f"no answer within {deadline:.0f} s")
     ok, value = box[0]
     if not ok:
         raise value
@@ -189,8 +192,8 @@ class ConfluentAdmin:
         try:
             return future.result(timeout=self.deadline)
         except concurrent.futures.TimeoutError:
-            raise OpFailed("OpDeadlineExceeded", True, f"no answer within {self.deadline:.0f} s") from None
-        except OpFailed:
+            raise AdminOpFailed("OpDeadlineExceeded", True, f"no answer within {self.deadline:.0f} s") from None
+        except AdminOpFailed:
             raise
         except Exception as exc:
             raise confluent_error(exc) from None
@@ -207,7 +210,7 @@ class ConfluentAdmin:
         try:
             for future in found.values():
                 self._wait(future)
-        except OpFailed as failed:
+        except AdminOpFailed as failed:
             return failed.error != "SECURITY_DISABLED"
         return True
 
@@ -308,7 +311,7 @@ class KafkaPythonAdmin:
     def _call(self, fn: Callable[[], T]) -> T:
         try:
             return _bounded(fn, self.deadline)
-        except OpFailed:
+        except AdminOpFailed:
             raise
         except Exception as exc:
             failed = kafka_python_error(exc)
@@ -345,7 +348,7 @@ class KafkaPythonAdmin:
         any_entry = ACLFilter(None, None, ACLOperation.ANY, ACLPermissionType.ANY, pattern)
         try:
             self._call(lambda: self.admin.describe_acls(any_entry))
-        except OpFailed as failed:
+        except AdminOpFailed as failed:
             return failed.error != "SECURITY_DISABLED"
         return True
 
@@ -381,7 +384,7 @@ class KafkaPythonAdmin:
         if outcome != "OK":  # the client hands back "[Error 7] RequestTimedOutError: ..." as text
             match = re.search(r"\[Error (-?\d+)\]", outcome)
             if match is None:
-                raise OpFailed("UNKNOWN", False, outcome)
+                raise AdminOpFailed("UNKNOWN", False, outcome)
             self._check(int(match.group(1)), outcome)
 
     @staticmethod

@@ -37,10 +37,10 @@ import orjson
 
 from migrate.rehearse.model import OpRecord
 from zkmodel import paths
-from zkmodel.acls import AclEntry, AclNode, AclOperation, PermissionType, ResourceType
 from zkmodel.admin import PartitionReassignmentZnode
 from zkmodel.configs import CLIENTS, TOPICS, EntityConfig
 from zkmodel.errors import ZnodeFormatError
+from zkmodel.kafka_acls import AclEntry, AclNode, AclOperation, PermissionType, ResourceType
 from zkmodel.topics import TopicAssignment
 
 if TYPE_CHECKING:

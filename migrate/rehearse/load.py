@@ -41,7 +41,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import orjson
 
-from migrate.rehearse.clients import DEADLINE_MARGIN_S, Admin, OpFailed, WorkerSpec, make_client
+from migrate.rehearse.clients import DEADLINE_MARGIN_S, Admin, AdminOpFailed, WorkerSpec, make_client
 from migrate.rehearse.model import OPS, OpRecord
 
 log = logging.getLogger(__name__)
@@ -113,7 +113,7 @@ class _Worker:
         with a non-retriable error, and a node is away for part of every roll. Not journaled: bookkeeping."""
         try:
             self.brokers = self.client.brokers()
-        except OpFailed:
+        except AdminOpFailed:
             return None
         return self.brokers
 
@@ -241,7 +241,7 @@ class _Worker:
         topic = self.rng.choice(list(self.topics.values()))
         try:
             current = self.client.replicas(topic.name)
-        except OpFailed:
+        except AdminOpFailed:
             return None
         partition = self.rng.randrange(topic.partitions)
         origin = current.get(partition)
@@ -306,7 +306,7 @@ def _worker_main(spec: WorkerSpec, run: Event, stop: Event, idle: Event, ready: 
         # cluster's configuration, not a fault under load, so such a worker leaves ACLs out.
         acls = client.acls_enabled(f"rh-{spec.worker}-{spec.tag}-probe")
     except Exception as exc:
-        failed = exc if isinstance(exc, OpFailed) else None
+        failed = exc if isinstance(exc, AdminOpFailed) else None
         ready.put((spec.worker, str(failed) if failed else f"{type(exc).__name__}: {exc}", []))
         return
     worker = _Worker(spec, client, brokers, acls)
@@ -352,7 +352,7 @@ def _loop(spec: WorkerSpec, worker: _Worker, run: Event, stop: Event, idle: Even
         try:
             plan.call()
             rec["ok"], rec["error"], rec["retriable"] = True, None, None
-        except OpFailed as failed:
+        except AdminOpFailed as failed:
             rec["error"], rec["retriable"] = failed.error, failed.retriable
             log.warning("%s #%d %s %s failed: %s", spec.worker, worker.seq, plan.op, plan.entity, failed)
         except Exception as exc:  # an answer the client library could not take apart: what an application sees

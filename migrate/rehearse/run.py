@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from migrate.rehearse.load import LoadPool
     from migrate.rehearse.observe import Monitor
 
-DRILLS = ("kill-controller", "pause-zookeeper", "restart-during-reassignment", "expire-session")
 #: Topics the rehearsal creates for itself: one the min-ISR rule guards, one the reassignment drill moves.
 GUARDED, MOVED = "rh-guarded", "rh-moved"
 
@@ -342,7 +341,7 @@ class Rehearsal:
     # -- lockdown and post-flight ---------------------------------------------------------------------------------
     def _lockdown(self, rec: StepRecord) -> None:
         from migrate.lockdown import tool
-        from zkmodel.zk_acls import Identities, digest_identity
+        from zkmodel.znode_acls import Identities, digest_identity
 
         assert self.session is not None
         who = Identities(digest_identity(f"digest:{CONTROLLER_IDENTITY}", "controller"),

@@ -36,7 +36,6 @@ from zkmodel.errors import ZnodeFormatError
 
 SUFFIXES = (".parquet", ".jsonl", ".json")
 OPEN_ACL = ((31, "world", "anyone"),)
-ACL_MODES = ("open", "keep")
 Znode = tuple[str, bytes | None]
 Acl = tuple[tuple[int, str, str], ...]
 

@@ -16,10 +16,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from migrate.snapshot.files import Node
-from zkmodel.acls import AclEntry, AclNode, AclOperation, PermissionType
 from zkmodel.admin import PartitionReassignmentZnode, TopicPartition
 from zkmodel.brokers import BrokerRegistration, EndPoint
 from zkmodel.configs import EntityConfig
+from zkmodel.kafka_acls import AclEntry, AclNode, AclOperation, PermissionType
 from zkmodel.topics import PartitionState, TopicAssignment
 from zkmodel.uuid import METADATA_TOPIC_ID, ZERO_UUID
 

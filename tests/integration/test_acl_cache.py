@@ -14,12 +14,20 @@ from kazoo.protocol.states import KazooState
 
 from controller.security.acl_cache import AclCache
 from controller.security.authorizer import AclAuthorizer
-from controller.store import acls as acl_store
-from controller.store.acls import AclBinding, AclBindingFilter
+from controller.store import kafka_acls as acl_store
+from controller.store.kafka_acls import AclBinding, AclBindingFilter
 from controller.zk.session import ZkSession
 from tests.zkharness import drop_connection, expire_session
 from zkmodel import paths
-from zkmodel.acls import AclEntry, AclNode, AclOperation, PatternType, PermissionType, ResourcePattern, ResourceType
+from zkmodel.kafka_acls import (
+    AclEntry,
+    AclNode,
+    AclOperation,
+    PatternType,
+    PermissionType,
+    ResourcePattern,
+    ResourceType,
+)
 
 pytestmark = pytest.mark.integration
 

@@ -14,14 +14,14 @@ import pytest
 from kazoo.client import KazooClient
 from kio.index import load_request_schema
 
-from controller.store import acls as acl_store
-from controller.wire.handlers.acls import AclApis
+from controller.store import kafka_acls as acl_store
 from controller.wire.handlers.apis import Apis, NodeView
+from controller.wire.handlers.kafka_acls import AclApis
 from controller.wire.runtime import WireRuntime
 from controller.zk.session import ZkSession
 from tests.wireutil import call
-from zkmodel.acls import AclEntry, AclOperation, PatternType, PermissionType, ResourcePattern, ResourceType
 from zkmodel.brokers import EndPoint
+from zkmodel.kafka_acls import AclEntry, AclOperation, PatternType, PermissionType, ResourcePattern, ResourceType
 
 pytestmark = pytest.mark.integration
 

@@ -16,17 +16,17 @@ from kazoo.client import KazooClient
 from kio.index import load_request_schema
 
 from controller.store.registration import ensure_persistent_paths
-from controller.wire.handlers.acls import AclApis
 from controller.wire.handlers.apis import Apis, NodeView
 from controller.wire.handlers.configs import ConfigApis
+from controller.wire.handlers.kafka_acls import AclApis
 from controller.wire.runtime import WireRuntime
 from controller.zk.fenced_session import FencedSession
 from controller.zk.session import ZkSession
 from tests.wireutil import call
 from zkmodel import paths
-from zkmodel.acls import PatternType
 from zkmodel.brokers import EndPoint
 from zkmodel.configs import EntityConfig
+from zkmodel.kafka_acls import PatternType
 
 pytestmark = pytest.mark.integration
 CONTROLLER = b'{"version":2,"brokerid":1,"timestamp":"1","kraftControllerEpoch":-1}'

@@ -422,7 +422,6 @@ async def rig(
             view.register(100 + i, fake.port)
         if elect is not None:
             view.elect(100 + elect)
-        fm.start()
         yield Rig(view, metrics, fm, started)
     finally:
         fm.stop()

@@ -143,7 +143,7 @@ def test_a_connection_lost_part_way_says_rerun_and_the_rerun_finishes(
 ) -> None:
     """ZooKeeper gone after the first setACL: exit 3 with the advice to rerun; the rerun locks the rest and the
     backup still holds every original ACL, so revert restores them all."""
-    from controller.store.zk_acls import set_znode_acls as real
+    from controller.store.znode_acls import set_znode_acls as real
     from controller.zk.errors import ZkUnavailable
     from controller.zk.session import ZkSession
     from migrate.lockdown import tool

@@ -18,7 +18,7 @@ from controller.active.api import NewTopic
 from controller.broker.metadata_cache import MetadataCache
 from controller.devstack.localzk import LocalZooKeeper
 from controller.image.snapshot import MetadataSnapshot
-from controller.zk.multiread import server_path
+from controller.zk.protocol.paths import server_path
 from controller.zk.session import ZkSession
 from tests.integration.cluster import cluster, wait_for
 from tests.zkharness import drop_connection, expire_session, new_client

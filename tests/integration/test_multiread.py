@@ -17,23 +17,19 @@ from kazoo.protocol.paths import _prefix_root
 
 from bench.zkpopulate import populate
 from controller.devstack.localzk import LocalZooKeeper
-from controller.zk import multiread
+from controller.zk import bulk_read
+from controller.zk.bulk_read import DEFAULT_MAX_RESPONSE_BYTES, MAX_REQUEST_BYTES, ReadStats, read_children, read_data
 from controller.zk.multiread import (
-    DEFAULT_MAX_RESPONSE_BYTES,
-    MAX_REQUEST_BYTES,
-    GetChildrenOp,
-    GetDataOp,
-    MultiReadRequest,
     MultiReadTimeoutError,
-    ReadOp,
-    ReadStats,
     forget_multi_read_support,
+    known_multi_read_support,
     multi_read_async,
-    read_children,
-    read_data,
     set_multi_read_support,
     supports_multi_read,
 )
+from controller.zk.protocol import multi_read
+from controller.zk.protocol.multi_read import GetChildrenOp, GetDataOp, MultiReadRequest, ReadOp
+from controller.zk.protocol.paths import chroot_path
 from tests.zkharness import ZkServer, new_client
 
 pytestmark = pytest.mark.integration
@@ -247,13 +243,13 @@ def test_chroot_prefixing(zk: KazooClient, zk_server: ZkServer, zk_chroot: str) 
         root.close()
     for p in ["/a", "a", "/a/b", "/a//b/", "/", "", "//", "/a.b/.c", "a/b/"]:
         for chroot in ["", zk_chroot]:
-            assert multiread._server_path(chroot, p) == _prefix_root(chroot, p), (chroot, p)
+            assert chroot_path(chroot, p) == _prefix_root(chroot, p), (chroot, p)
 
 
 def test_support_probe_is_cached(zk: KazooClient) -> None:
     forget_multi_read_support(zk)
     assert supports_multi_read(zk) is True
-    assert multiread._support[zk] is True
+    assert known_multi_read_support(zk) is True
 
 
 def test_forced_fallback_gives_the_same_results(tree: KazooClient) -> None:
@@ -293,7 +289,7 @@ def test_detects_unsupported_server_and_falls_back(tree: KazooClient, pre36_serv
     stats = ReadStats()
     got = read_data(tree, paths, stats=stats)
     assert stats.fallback
-    assert multiread._support[tree] is False
+    assert known_multi_read_support(tree) is False
     assert got["/t/missing"] is None and got["/t/null"] is not None and got["/t/null"][0] is None
     assert got["/t"] is not None and got["/t"][0] == b"top"
     forget_multi_read_support(tree)
@@ -304,7 +300,7 @@ def test_multi_read_async_falls_back_on_unimplemented(tree: KazooClient, pre36_s
     ops: list[ReadOp] = [GetDataOp("/t"), GetChildrenOp("/t/kids")]
     results = multi_read_async(tree, ops).get(timeout=20)
     assert results[0][0] == b"top" and sorted(results[1]) == ["a", "b", "c"]
-    assert multiread._support[tree] is False
+    assert known_multi_read_support(tree) is False
     forget_multi_read_support(tree)
 
 
@@ -394,7 +390,7 @@ def test_connection_drop_mid_read_resends(zk: KazooClient) -> None:
     populate(zk, [(f"/d/{i}", b"v") for i in range(4000)])
     paths = [f"/d/{i}" for i in range(4000)]
     set_multi_read_support(zk, True)
-    original = multiread.MultiReadRequest.serialize
+    original = multi_read.MultiReadRequest.serialize
     resends = 0
     try:
         for _attempt in range(5):
@@ -407,16 +403,16 @@ def test_connection_drop_mid_read_resends(zk: KazooClient) -> None:
                     drop_connection(zk)  # queued behind this request: it breaks the connection after sending
                 return original(self)
 
-            multiread.MultiReadRequest.serialize = serialize_then_drop  # type: ignore[method-assign]
+            multi_read.MultiReadRequest.serialize = serialize_then_drop  # type: ignore[method-assign]
             got = read_data(zk, paths, batch=200, in_flight=4, stats=stats, timeout=30)
-            multiread.MultiReadRequest.serialize = original  # type: ignore[method-assign]
+            multi_read.MultiReadRequest.serialize = original  # type: ignore[method-assign]
             assert dropped
             assert all(got[p] == (b"v", got[p][1]) for p in paths)  # type: ignore[index]
             resends += stats.resends
             if resends:
                 break
     finally:
-        multiread.MultiReadRequest.serialize = original  # type: ignore[method-assign]
+        multi_read.MultiReadRequest.serialize = original  # type: ignore[method-assign]
         forget_multi_read_support(zk)
     assert resends >= 1, "no attempt had a batch in flight when the connection dropped"
     delete_children(zk, "/d")
@@ -460,7 +456,7 @@ def collect_into(client: KazooClient, paths: list[str], **kwargs: Any) -> tuple[
         for i, (d, v) in enumerate(zip(datas, versions, strict=True), start):
             results[i] = (d, v)
 
-    multiread.read_data_into(client, paths, sink, **kwargs)
+    bulk_read.read_data_into(client, paths, sink, **kwargs)
     return batches, results
 
 

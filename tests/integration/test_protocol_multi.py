@@ -7,7 +7,8 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, RolledBackError, RuntimeInconsistency
 
 from controller.zk.ops import Check, Create, Delete, Op, SetData, build_multi
-from controller.zk.protocol.multi import CHECKED, DELETED, Created, SetDone, multi_async
+from controller.zk.protocol.multi import CHECKED, DELETED, Created, SetDone
+from controller.zk.send import multi_async
 from tests.zkharness import ZkServer, new_client
 
 pytestmark = pytest.mark.integration

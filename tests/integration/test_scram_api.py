@@ -35,9 +35,9 @@ from controller.wire.handlers.scram import ScramApis
 from controller.wire.runtime import WireRuntime
 from controller.zk.session import ZkSession
 from tests.wireutil import call
-from zkmodel.acls import AclOperation, ResourceType
 from zkmodel.brokers import BrokerRegistration, EndPoint
 from zkmodel.configs import sanitize
+from zkmodel.kafka_acls import AclOperation, ResourceType
 
 pytestmark = pytest.mark.integration
 

@@ -12,7 +12,8 @@ from kazoo.protocol.states import WatchedEvent
 
 from bench.zkpopulate import populate
 from controller.zk import setwatches
-from controller.zk.multiread import server_path
+from controller.zk.protocol import watches
+from controller.zk.protocol.paths import server_path
 from tests.zkharness import ZkServer, new_client
 
 pytestmark = pytest.mark.integration
@@ -84,8 +85,8 @@ def test_many_watches_are_split_under_the_request_limit(zk: KazooClient) -> None
     since = zk.last_zxid
     sent = setwatches.set_data_watches(zk, names, fired, since, timeout=30)
     assert sent >= 2
-    request = setwatches.SetWatchesRequest(since, [server_path(zk, n) for n in names[:3000]])
-    assert len(request.serialize()) > setwatches.MAX_PATH_BYTES  # half of them alone exceed one request
+    request = watches.SetWatchesRequest(since, [server_path(zk, n) for n in names[:3000]])
+    assert len(request.serialize()) > watches.MAX_PATH_BYTES  # half of them alone exceed one request
     for n in names[::1000]:
         zk.set(n, b"y")
     assert len(fired.wait(6)) == 6
@@ -125,13 +126,13 @@ def test_missing_znodes_get_exists_watches(zk: KazooClient) -> None:
 
 
 def test_kazoo_watches_on_the_same_path_share_the_slot(zk: KazooClient) -> None:
-    """A path armed here holds a :class:`setwatches.Watchers`, not kazoo's set; kazoo's own ``get(watch=)`` on
+    """A path armed here holds a :class:`watches.Watchers`, not kazoo's set; kazoo's own ``get(watch=)`` on
     it adds to that slot, and one change fires both callbacks once each, as with kazoo's set."""
     zk.create("/s/a", b"1", makepath=True)
     ours, theirs = Fired(), Fired()
     setwatches.set_data_watches(zk, ["/s/a"], ours, zk.last_zxid, timeout=10)
     slot = zk._data_watchers[server_path(zk, "/s/a")]
-    assert isinstance(slot, setwatches.Watchers) and list(slot) == [ours]
+    assert isinstance(slot, watches.Watchers) and list(slot) == [ours]
     zk.get("/s/a", watch=theirs)
     zk.get("/s/a", watch=theirs)  # the same callback twice: one entry, as in a set
     assert len(slot) == 2 and theirs in slot

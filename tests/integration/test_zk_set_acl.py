@@ -13,9 +13,9 @@ from kazoo.exceptions import NoAuthError
 from kazoo.security import ACL, Id, Permissions
 
 from controller.config import ConfigError, config_from_properties
-from controller.zk.acls import kafka_policy
 from controller.zk.ops import Create
 from controller.zk.session import ZkSession
+from controller.zk.znode_acls import kafka_policy
 
 
 def digest(user: str, password: str) -> str:

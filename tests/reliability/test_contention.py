@@ -60,7 +60,7 @@ from kafka.protocol.admin import (
 from kazoo.client import KazooClient
 
 from controller.devstack.stack import Stack
-from controller.zk.multiread import read_data
+from controller.zk.bulk_read import read_data
 from tests.e2e.test_forwarding import Admin
 from tests.integration.cluster import wait_for
 from tests.stackutil import (
@@ -73,8 +73,8 @@ from tests.stackutil import (
     stop_stack,
 )
 from zkmodel import paths
-from zkmodel.acls import PatternType, ResourcePattern, ResourceType, encode_literal_acl_change
 from zkmodel.configs import ConfigChangeNotification
+from zkmodel.kafka_acls import PatternType, ResourcePattern, ResourceType, encode_literal_acl_change
 
 pytestmark = pytest.mark.reliability
 

@@ -18,7 +18,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError
 
 from controller.devstack.stack import Stack
-from controller.zk.multiread import read_data
+from controller.zk.bulk_read import read_data
 from tests.integration.cluster import wait_for
 from tests.stackutil import controller_id, metric
 from zkmodel import paths

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller.store.acls import (
+from controller.store.kafka_acls import (
     ANY_FILTER,
     AclBinding,
     AclBindingFilter,
@@ -15,7 +15,7 @@ from controller.store.acls import (
     pattern_matches,
     validate_binding,
 )
-from zkmodel.acls import AclEntry, AclOperation, PatternType, PermissionType, ResourcePattern, ResourceType
+from zkmodel.kafka_acls import AclEntry, AclOperation, PatternType, PermissionType, ResourcePattern, ResourceType
 
 T, G = ResourceType.TOPIC, ResourceType.GROUP
 LIT, PRE = PatternType.LITERAL, PatternType.PREFIXED

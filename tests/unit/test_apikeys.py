@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from controller.wire import apikeys
 from controller.wire.apikeys import SPECS, ApiKey, supported_apis
-from zkmodel.acls import AclOperation as A
+from zkmodel.kafka_acls import AclOperation as A
 
 
 def test_one_row_per_api_key_and_names_as_kafka_spells_them() -> None:

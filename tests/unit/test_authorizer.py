@@ -13,7 +13,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from controller.security.authorizer import AclAuthorizer, allowed_by
-from zkmodel.acls import AclEntry, AclOperation, PatternType, PermissionType, ResourcePattern, ResourceType
+from zkmodel.kafka_acls import AclEntry, AclOperation, PatternType, PermissionType, ResourcePattern, ResourceType
 
 Op, Perm = AclOperation, PermissionType
 ALLOW, DENY = Perm.ALLOW, Perm.DENY
@@ -636,7 +636,7 @@ def test_authorize_any_over_approximates_authorize(acls: Snap, request: Request,
 def test_an_unreadable_acl_node_fails_closed() -> None:
     """acl_store.FAIL_CLOSED (what the cache puts in place of an unreadable ACL znode) denies every operation to
     everyone, even with allow.everyone.if.no.acl.found, and still admits super users."""
-    from controller.store.acls import FAIL_CLOSED
+    from controller.store.kafka_acls import FAIL_CLOSED
 
     pattern = ResourcePattern(ResourceType.TOPIC, "corrupt", PatternType.LITERAL)
     authz = AclAuthorizer(lambda: {pattern: FAIL_CLOSED}, super_users=["User:admin"],

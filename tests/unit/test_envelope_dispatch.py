@@ -28,7 +28,7 @@ from controller.wire.codec import Request, parse_request
 from controller.wire.dispatch import Dispatcher
 from controller.wire.server import Connection
 from zkmodel import errorcodes as E
-from zkmodel.acls import AclOperation, ResourceType
+from zkmodel.kafka_acls import AclOperation, ResourceType
 
 SUPPORTED_HERE = {**SUPPORTED, envelope.API_KEY: (0, 0)}
 ALICE = KafkaPrincipal("User", "alice")

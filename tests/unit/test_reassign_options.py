@@ -14,6 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from migrate.reassign.jopt import format_help as _format_help
+from migrate.reassign.jopt import java_parse_integer
 from migrate.reassign.options import (
     _SPECS,
     HELP_TEXT,
@@ -21,8 +23,6 @@ from migrate.reassign.options import (
     Action,
     Options,
     OptionsError,
-    _format_help,
-    java_parse_integer,
     json_requested,
     parse_options,
 )
@@ -721,7 +721,7 @@ def test_kafkas_own_table_is_unchanged_by_our_options() -> None:
 
 def test_the_table_puts_a_word_wider_than_the_column_on_its_own_indented_line() -> None:
     # Exactly what jopt-simple 5.0.4 prints for these two options (a one-letter option gets one dash).
-    from migrate.reassign.options import _Spec
+    from migrate.reassign.jopt import OptionSpec as _Spec
 
     table = _format_help([_Spec("a", "x" * 80), _Spec("bb", "short words then a longword" + "y" * 75 + " end")])
     assert table.split("\n") == [

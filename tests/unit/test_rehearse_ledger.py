@@ -11,9 +11,9 @@ import pytest
 from migrate.rehearse import ledger
 from migrate.rehearse.model import OpRecord
 from zkmodel import paths
-from zkmodel.acls import AclEntry, AclNode, AclOperation, PermissionType, ResourceType
 from zkmodel.admin import PartitionReassignmentZnode, TopicPartition
 from zkmodel.configs import EntityConfig
+from zkmodel.kafka_acls import AclEntry, AclNode, AclOperation, PermissionType, ResourceType
 from zkmodel.topics import TopicAssignment
 
 T = "rh-w1-ab12-t1"

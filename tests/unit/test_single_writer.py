@@ -255,7 +255,7 @@ def test_the_scanner_sees_each_kind_of_write() -> None:
     assert any(k.startswith("session:") for k in writes["controller/active/controller_election.py"])
     assert any(k.startswith("raw:") for k in writes["controller/zk/fenced_writer.py"])
     wire = set().union(*(k for rel, k in writes.items() if rel.startswith("controller/wire/")))
-    assert any(k.startswith(STORE_HELPERS + "acls.") for k in wire), wire
+    assert any(k.startswith(STORE_HELPERS + "kafka_acls.") for k in wire), wire
     assert any(k.startswith(STORE_HELPERS) and "scram" in k for k in wire), wire
     assert any(k.startswith(STORE_HELPERS + "registration.") for k in writes["controller/node.py"])
 
@@ -264,10 +264,10 @@ def test_a_write_through_a_helper_outside_the_allowed_packages_is_caught(tmp_pat
     """A module that is not a store, calling a store's writing helper, is seen as writing."""
     modules = shipped_modules()
     helpers = write_helpers(modules)
-    acls = next(h for h in helpers if h.module == "controller.store.acls" and h.cls is None)
-    source = f"from controller.store.acls import {acls.name}\n\ndef f(s):\n    {acls.name}(s, [])\n"
+    acls = next(h for h in helpers if h.module == "controller.store.kafka_acls" and h.cls is None)
+    source = f"from controller.store.kafka_acls import {acls.name}\n\ndef f(s):\n    {acls.name}(s, [])\n"
     rogue = Module(tmp_path / "rogue.py", "controller.security.rogue", ast.parse(source))
-    rogue.from_imports[acls.name] = ("controller.store.acls", acls.name)
+    rogue.from_imports[acls.name] = ("controller.store.kafka_acls", acls.name)
     assert helper_calls(rogue, helpers) == {acls.kind}
     assert allowed_for("controller/security/rogue.py") == ()
 

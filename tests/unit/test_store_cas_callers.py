@@ -12,7 +12,7 @@ from typing import Any, cast
 
 import pytest
 
-from controller.store import acls as acl_store
+from controller.store import kafka_acls as acl_store
 from controller.store.entity_configs import alter_entity, commit_entity_multi, controller_for_config_write
 from controller.store.errors import ApiFailure
 from controller.store.quotas import alter_quota_entity, validate_quota_config
@@ -22,8 +22,16 @@ from controller.zk.errors import BadVersionError, NodeExistsError, NoNodeError, 
 from controller.zk.ops import Op
 from controller.zk.session import ZkSession
 from zkmodel import errorcodes as E
-from zkmodel.acls import AclEntry, AclNode, AclOperation, PatternType, PermissionType, ResourcePattern, ResourceType
 from zkmodel.errorcodes import KafkaApiError
+from zkmodel.kafka_acls import (
+    AclEntry,
+    AclNode,
+    AclOperation,
+    PatternType,
+    PermissionType,
+    ResourcePattern,
+    ResourceType,
+)
 
 CONTROLLER = b'{"version":2,"brokerid":1,"timestamp":"1","kraftControllerEpoch":-1}'
 CONFIG = b'{"version":1,"config":{"producer_byte_rate":"1"}}'

@@ -29,9 +29,9 @@ from controller.wire.dispatch import Dispatcher
 from controller.wire.handlers.apis import Apis, NodeView
 from controller.wire.server import Connection
 from zkmodel import errorcodes as E
-from zkmodel.acls import AclOperation, ResourceType
 from zkmodel.admin import TopicPartition
 from zkmodel.errorcodes import KafkaError
+from zkmodel.kafka_acls import AclOperation, ResourceType
 from zkmodel.reassignment import ReplicaAssignment
 
 SUPPORTED_HERE = {**SUPPORTED, envelope.API_KEY: (0, 0)}

@@ -1,4 +1,4 @@
-"""setwatches.Watchers stands in for kazoo's per-path ``set`` of callbacks: it must behave as one for every use
+"""watches.Watchers stands in for kazoo's per-path ``set`` of callbacks: it must behave as one for every use
 kazoo makes of it (add, iterate, len, discard, membership), with set semantics for a callback added twice."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.zk.setwatches import Watchers
+from controller.zk.protocol.watches import Watchers
 
 
 def _callbacks() -> list[Any]:

@@ -1,10 +1,10 @@
-"""Lockdown's and Kafka's ZooKeeper ACL rules (zkmodel.zk_acls), path by path."""
+"""Lockdown's and Kafka's ZooKeeper ACL rules (zkmodel.znode_acls), path by path."""
 
 from __future__ import annotations
 
 import pytest
 
-from zkmodel.zk_acls import (
+from zkmodel.znode_acls import (
     ALL,
     CREATE,
     DELETE,

@@ -21,7 +21,7 @@ from controller.active.loop import Controller
 from controller.broker.controlled_shutdown import ControlledShutdown
 from controller.config import load_config
 from controller.node import Node
-from controller.store import acls as acl_store
+from controller.store import kafka_acls as acl_store
 from controller.store.errors import STORE_ERRORS, store_failure, zk_error
 from controller.wire.handlers.base import NOT_CONTROLLER_TOP, controller_error
 from controller.zk.errors import (
@@ -50,9 +50,9 @@ from controller.zk.ops import Check, Create, Op, SetData
 from controller.zk.session import ZkSession
 from zkmodel import errorcodes as E
 from zkmodel import paths
-from zkmodel.acls import AclEntry, AclOperation, PatternType, PermissionType, ResourcePattern, ResourceType
 from zkmodel.errorcodes import KafkaApiError, KafkaError
 from zkmodel.ibp import parse_ibp
+from zkmodel.kafka_acls import AclEntry, AclOperation, PatternType, PermissionType, ResourcePattern, ResourceType
 
 AWAY = [
     ConnectionLoss(), OperationTimeoutError(), SessionExpiredError(), SessionMovedError(), ConnectionClosedError(),
@@ -302,13 +302,13 @@ def test_a_session_expiring_under_a_pipelined_controller_write_is_session_lost()
 
 
 def test_a_session_expiring_under_a_bulk_read_is_session_lost(monkeypatch: pytest.MonkeyPatch) -> None:
-    from controller.zk import multiread
+    from controller.zk import bulk_read
 
     def expired(*_args: Any, **_kwargs: Any) -> Any:
         raise SessionExpiredError()
 
-    monkeypatch.setattr(multiread, "read_data", expired)
-    monkeypatch.setattr(multiread, "read_children", expired)
+    monkeypatch.setattr(bulk_read, "read_data", expired)
+    monkeypatch.setattr(bulk_read, "read_children", expired)
     session = ZkSession("127.0.0.1:1", name="never-started")
     with pytest.raises(SessionLost):
         session.read_data(["/a"])

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from kazoo.client import KazooClient
 from kazoo.security import OPEN_ACL_UNSAFE, make_digest_acl
 
-from controller.zk.ops import Check, Create, Delete, Op, SetData, build_transaction
+from controller.zk.ops import Check, Create, Delete, Op, SetData, build_transaction, set_acl_policy
 
 SEGMENT = st.text(alphabet="abcxyz-_.0123456789", min_size=1, max_size=8).filter(lambda s: s not in (".", ".."))
 PATH = st.lists(SEGMENT, min_size=1, max_size=4).map(lambda parts: "/" + "/".join(parts))
@@ -52,7 +52,7 @@ def test_records_are_kazoos_own(chroot: str, ops: list[Op]) -> None:
 def test_root_and_null_data_and_the_sessions_acl_policy(chroot: str) -> None:
     client = KazooClient(hosts="127.0.0.1:1" + chroot)
     acl = [make_digest_acl("kafka", "secret", all=True)]
-    client.bk_acl_for = lambda path: acl  # what ZkSession installs for zookeeper.set.acl
+    set_acl_policy(client, lambda path: [(a.perms, a.id.scheme, a.id.id) for a in acl])  # as ZkSession registers it
     t = build_transaction(client, [Check("/", 3), Create("/brokers/topics/t/partitions", None)])
     check, create = t.operations
     assert check.path == (chroot or "/") and check.version == 3

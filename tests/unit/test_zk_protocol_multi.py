@@ -11,7 +11,7 @@ from kazoo.protocol.serialization import Create, Transaction
 from kazoo.protocol.states import ZnodeStat
 from kazoo.security import OPEN_ACL_UNSAFE
 
-from controller.zk.ops import Check, Delete, Op, SetData, build_multi, build_transaction
+from controller.zk.ops import Check, Delete, Op, SetData, build_multi, build_transaction, set_acl_policy
 from controller.zk.ops import Create as CreateOp
 from controller.zk.protocol.multi import (
     CHECKED,
@@ -99,7 +99,7 @@ def test_request_bytes_are_kazoos_with_create2(chroot: str) -> None:
 
 def test_acl_is_the_sessions() -> None:
     client = KazooClient(hosts="127.0.0.1:1")
-    client.bk_acl_for = lambda path: OPEN_ACL_UNSAFE  # what ZkSession installs for zookeeper.set.acl
+    set_acl_policy(client, lambda path: [(a.perms, a.id.scheme, a.id.id) for a in OPEN_ACL_UNSAFE])  # as ZkSession does
     request = build_multi(client, [CreateOp("/a", b"1")])
     assert (
         request.serialize()

@@ -10,7 +10,13 @@ import orjson
 import pytest
 
 from zkmodel import paths
-from zkmodel.acls import (
+from zkmodel.admin import PartitionReassignmentZnode, PreferredReplicaElectionZnode, TopicPartition
+from zkmodel.brokers import BrokerRegistration, EndPoint
+from zkmodel.cluster import ClusterIdZnode, FeatureZnode, ProducerIdBlock
+from zkmodel.configs import ConfigChangeNotification, EntityConfig
+from zkmodel.election import ControllerZnode, decode_controller_epoch, encode_controller_epoch
+from zkmodel.errors import ZnodeFormatError
+from zkmodel.kafka_acls import (
     AclEntry,
     AclNode,
     AclOperation,
@@ -23,12 +29,6 @@ from zkmodel.acls import (
     encode_extended_acl_change,
     encode_literal_acl_change,
 )
-from zkmodel.admin import PartitionReassignmentZnode, PreferredReplicaElectionZnode, TopicPartition
-from zkmodel.brokers import BrokerRegistration, EndPoint
-from zkmodel.cluster import ClusterIdZnode, FeatureZnode, ProducerIdBlock
-from zkmodel.configs import ConfigChangeNotification, EntityConfig
-from zkmodel.election import ControllerZnode, decode_controller_epoch, encode_controller_epoch
-from zkmodel.errors import ZnodeFormatError
 from zkmodel.notifications import IsrChangeNotification, LogDirEventNotification
 from zkmodel.registry import decode_znode
 from zkmodel.topics import RECOVERING, PartitionState, TopicAssignment

@@ -20,7 +20,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from zkmodel import paths
-from zkmodel.acls import (
+from zkmodel.admin import PartitionReassignmentZnode, PreferredReplicaElectionZnode, TopicPartition
+from zkmodel.brokers import SECURITY_PROTOCOLS, BrokerRegistration, EndPoint
+from zkmodel.cluster import ClusterIdZnode, FeatureZnode, MigrationZnode, ProducerIdBlock
+from zkmodel.configs import ENTITY_TYPES, ConfigChangeNotification, EntityConfig, user_client_entity_path
+from zkmodel.election import ControllerZnode, decode_controller_epoch, encode_controller_epoch
+from zkmodel.errors import ZnodeFormatError
+from zkmodel.kafka_acls import (
     AclEntry,
     AclNode,
     AclOperation,
@@ -33,12 +39,6 @@ from zkmodel.acls import (
     encode_extended_acl_change,
     encode_literal_acl_change,
 )
-from zkmodel.admin import PartitionReassignmentZnode, PreferredReplicaElectionZnode, TopicPartition
-from zkmodel.brokers import SECURITY_PROTOCOLS, BrokerRegistration, EndPoint
-from zkmodel.cluster import ClusterIdZnode, FeatureZnode, MigrationZnode, ProducerIdBlock
-from zkmodel.configs import ENTITY_TYPES, ConfigChangeNotification, EntityConfig, user_client_entity_path
-from zkmodel.election import ControllerZnode, decode_controller_epoch, encode_controller_epoch
-from zkmodel.errors import ZnodeFormatError
 from zkmodel.notifications import IsrChangeNotification, LogDirEventNotification
 from zkmodel.reassignment import ReplicaAssignment
 from zkmodel.registry import _RULES, decode_znode, decoder_for

@@ -22,10 +22,10 @@ from controller.wire.handlers.base import NodeView, code
 from controller.wire.server import Connection, Handler
 from zkmodel import errorcodes as E
 from zkmodel import paths, topic_names
-from zkmodel.acls import AclOperation
 from zkmodel.configs import BROKERS, DEFAULT_ENTITY, TOPICS
 from zkmodel.errorcodes import KafkaError
 from zkmodel.errors import ZnodeFormatError
+from zkmodel.kafka_acls import AclOperation
 from zkmodel.topic_configs import (
     BROKER_CONFIGS,
     TOPIC_CONFIG_DEFS,

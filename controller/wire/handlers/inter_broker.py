@@ -16,7 +16,7 @@ from controller.wire.handlers.base import (
 )
 from controller.wire.server import Connection
 from zkmodel import errorcodes as E
-from zkmodel.acls import AclOperation
+from zkmodel.kafka_acls import AclOperation
 
 
 class InterBrokerApis(HandlerBase):

@@ -24,7 +24,7 @@ from controller.wire.handlers.base import (
 from controller.wire.server import Connection
 from zkmodel import errorcodes as E
 from zkmodel import topic_names
-from zkmodel.acls import AclOperation, ResourceType
+from zkmodel.kafka_acls import AclOperation, ResourceType
 
 
 class MetadataApis(HandlerBase):

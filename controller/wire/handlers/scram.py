@@ -36,10 +36,10 @@ from controller.wire.codec import Request, build, entity
 from controller.wire.handlers.base import NodeView, code
 from controller.wire.server import Connection, Handler
 from zkmodel import errorcodes as E
-from zkmodel.acls import AclOperation
 from zkmodel.configs import desanitize
 from zkmodel.errorcodes import KafkaError
 from zkmodel.java import java_string_key
+from zkmodel.kafka_acls import AclOperation
 
 if TYPE_CHECKING:  # the handler passes the node's session to the stores, never calls it
     from controller.zk.session import ZkSession

@@ -24,8 +24,8 @@ from controller.wire.handlers.base import (
 )
 from controller.wire.server import Connection
 from zkmodel import errorcodes as E
-from zkmodel.acls import AclOperation
 from zkmodel.errorcodes import KafkaApiError, KafkaError
+from zkmodel.kafka_acls import AclOperation
 from zkmodel.topic_configs import TopicConfigError, validate_topic_configs
 
 

@@ -30,22 +30,45 @@ create happened, its Stat is unknown and must be read back. ZooKeeper 3.4's ``Mu
 throws ``IOException("Invalid type of op")`` on it, which ``PrepRequestProcessor.pRequest`` turns into a
 ``MARSHALLINGERROR`` for the whole request: kazoo raises ``MarshallingError`` and nothing is written.
 
+Plain creates: ``MultiRequest.create(..., stat=False)`` sends ``create`` (opcode 1), answered with
+``CreateResponse(path)`` (read as ``Created(path, None)``), which every server with multi takes; the bulk create
+pipeline (:mod:`controller.zk.bulk`) uses it, since it needs no Stat and writes into servers of any version.
+
 Chroots: paths are sent with the client's chroot prefixed (the caller does it); the paths in
 :class:`Created` results are stripped of it as ``KazooClient.unchroot`` strips kazoo's own create results.
 """
 
 from __future__ import annotations
 
-import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, ClassVar, Final, NamedTuple, TypeAlias
 
-from kazoo.client import KazooClient
 from kazoo.exceptions import EXCEPTIONS, KazooException
-from kazoo.interfaces import IAsyncResult
 from kazoo.protocol.states import ZnodeStat
-from kazoo.security import ACL
+
+from controller.zk.protocol.jute import (
+    INT,
+    MULTI_DONE,
+    MULTI_HEADER,
+    NULL_BUFFER,
+    OP_CHECK,
+    OP_CREATE,
+    OP_CREATE2,
+    OP_DELETE,
+    OP_ERROR,
+    OP_MULTI,
+    OP_SET_DATA,
+    STAT,
+    encode_acls,
+    encode_buffer,
+    encode_ustring,
+    op_header,
+)
+from controller.zk.protocol.paths import unchroot
+
+if TYPE_CHECKING:
+    from kazoo.security import ACL
 
 __all__ = [
     "CHECKED",
@@ -56,25 +79,11 @@ __all__ = [
     "MultiRequest",
     "OpResult",
     "SetDone",
-    "multi_async",
+    "create_overhead",
     "parse_multi_response",
 ]
 
-#: ZooDefs.OpCode values.
-OP_CREATE: Final = 1
-OP_DELETE: Final = 2
-OP_SET_DATA: Final = 5
-OP_CHECK: Final = 13
-OP_MULTI: Final = 14
-OP_CREATE2: Final = 15
-OP_ERROR: Final = -1
-
-_HEADER = struct.Struct("!iBi")  # MultiHeader: int type, boolean done, int err
-_INT = struct.Struct("!i")
-_STAT = struct.Struct("!qqqqiiiqiiq")  # Stat: czxid mzxid ctime mtime version cversion aversion ephemeralOwner ...
-_DONE: Final = _HEADER.pack(-1, True, -1)
-_NULL_BUFFER: Final = _INT.pack(-1)
-_OP_HEADER = {op: _HEADER.pack(op, False, -1) for op in (OP_CREATE2, OP_DELETE, OP_SET_DATA, OP_CHECK)}
+_OP_HEADER = {op: op_header(op) for op in (OP_CREATE, OP_CREATE2, OP_DELETE, OP_SET_DATA, OP_CHECK)}
 
 
 class Created(NamedTuple):
@@ -109,42 +118,25 @@ CHECKED: Final = Checked()
 OpResult: TypeAlias = Created | SetDone | Deleted | Checked | KazooException
 
 
-def _string(value: str) -> bytes:
-    raw = value.encode()
-    return _INT.pack(len(raw)) + raw
-
-
-def _buffer(data: bytes | None) -> bytes:
-    return _NULL_BUFFER if data is None else _INT.pack(len(data)) + data
-
-
-def _acl(acl: Sequence[ACL]) -> bytes:
-    out = bytearray(_INT.pack(len(acl)))
-    for entry in acl:
-        out += _INT.pack(entry.perms)
-        out += _string(entry.id.scheme)
-        out += _string(entry.id.id)
-    return bytes(out)
-
-
 class MultiRequest:
-    """A write multi, built op by op (paths are server paths: the chroot already prefixed), sent by
-    :func:`multi_async`. ``chroot`` is stripped from the paths of :class:`Created` results.
+    """A write multi, built op by op (paths are server paths: the chroot already prefixed) and sent by
+    :func:`controller.zk.send.multi_async`. ``chroot`` is stripped from the paths of :class:`Created` results.
+    Each op is encoded as it is added, so ``serialize`` (run on kazoo's connection thread) only joins bytes.
 
-    With ``client``, :attr:`zxid` is, once answered, the reply header's zxid: for a multi that was applied, the
-    one zxid of its transaction (every znode it created has it as czxid, every one it changed as mzxid), known
-    even when the server answers creates without their Stat. kazoo's connection thread stores it as
-    ``client.last_zxid`` right before it asks the request to read the reply's body
+    With ``last_zxid`` (a client's ``last_zxid`` read), :attr:`zxid` is, once answered, the reply header's zxid:
+    for a multi that was applied, the one zxid of its transaction (every znode it created has it as czxid, every
+    one it changed as mzxid), known even when the server answers creates without their Stat. kazoo's connection
+    thread stores it as ``client.last_zxid`` right before it asks the request to read the reply's body
     (``ConnectionHandler._read_response``); a connection reads one reply at a time. (It is kept here, not on the
     results: kazoo copies a multi's result list, request type 14, into a new one to strip chroots.)"""
 
     type: ClassVar[int] = OP_MULTI
 
-    __slots__ = ("_body", "chroot", "client", "ops", "zxid")
+    __slots__ = ("_body", "chroot", "last_zxid", "ops", "zxid")
 
-    def __init__(self, chroot: str = "", client: KazooClient | None = None) -> None:
+    def __init__(self, chroot: str = "", last_zxid: Callable[[], int] | None = None) -> None:
         self.chroot = chroot
-        self.client = client
+        self.last_zxid = last_zxid
         self.ops = 0
         self.zxid = -1
         self._body = bytearray()
@@ -152,94 +144,110 @@ class MultiRequest:
     def __repr__(self) -> str:
         return f"MultiRequest({self.ops} ops, chroot={self.chroot!r})"
 
-    def create(self, path: str, data: bytes | None, acl: Sequence[ACL], flags: int = 0) -> None:
-        """A create2; ``data=None`` writes ZooKeeper null data."""
-        self._body += _OP_HEADER[OP_CREATE2]
-        self._body += _string(path)
-        self._body += _buffer(data)
-        self._body += _acl(acl)
-        self._body += _INT.pack(flags)
+    def create(self, path: str, data: bytes | None, acl: Sequence[ACL], flags: int = 0, *, stat: bool = True) -> None:
+        """A create2 (answered with its Stat); ``stat=False`` sends a plain create (opcode 1), answered with the
+        path alone, which every server with multi takes (create2 needs 3.5). ``data=None`` writes ZooKeeper
+        null data, which kazoo's ``TransactionRequest`` cannot send."""
+        self._body += _OP_HEADER[OP_CREATE2 if stat else OP_CREATE]
+        self._body += encode_ustring(path)
+        self._body += encode_buffer(data)
+        self._body += encode_acls(acl)
+        self._body += INT.pack(flags)
         self.ops += 1
+
+    def creates(
+        self, nodes: Iterable[tuple[str, bytes | None]], acl: Sequence[ACL], flags: int = 0, *, stat: bool = True
+    ) -> None:
+        """A :meth:`create` of each ``(path, data)`` of ``nodes``, all with ``acl`` and ``flags``: the ACL encoded
+        once and no call per create, so a bulk create of a million znodes costs what a hand-built request does
+        (~0.3 µs a create here, against ~1.2 µs through ``create``)."""
+        body = self._body
+        header = _OP_HEADER[OP_CREATE2 if stat else OP_CREATE]
+        tail = encode_acls(acl) + INT.pack(flags)
+        pack = INT.pack
+        count = 0
+        for path, data in nodes:
+            raw = path.encode()
+            body += header
+            body += pack(len(raw))
+            body += raw
+            if data is None:
+                body += NULL_BUFFER
+            else:
+                body += pack(len(data))
+                body += data
+            body += tail
+            count += 1
+        self.ops += count
 
     def set_data(self, path: str, data: bytes, version: int = -1) -> None:
         self._body += _OP_HEADER[OP_SET_DATA]
-        self._body += _string(path)
-        self._body += _buffer(data)
-        self._body += _INT.pack(version)
+        self._body += encode_ustring(path)
+        self._body += encode_buffer(data)
+        self._body += INT.pack(version)
         self.ops += 1
 
     def delete(self, path: str, version: int = -1) -> None:
         self._body += _OP_HEADER[OP_DELETE]
-        self._body += _string(path)
-        self._body += _INT.pack(version)
+        self._body += encode_ustring(path)
+        self._body += INT.pack(version)
         self.ops += 1
 
     def check(self, path: str, version: int) -> None:
         self._body += _OP_HEADER[OP_CHECK]
-        self._body += _string(path)
-        self._body += _INT.pack(version)
+        self._body += encode_ustring(path)
+        self._body += INT.pack(version)
         self.ops += 1
 
     def serialize(self) -> bytes:
-        return bytes(self._body) + _DONE
+        return bytes(self._body) + MULTI_DONE
 
     def deserialize(self, buffer: bytes, offset: int) -> list[OpResult]:
-        if self.client is not None:
-            self.zxid = int(self.client.last_zxid)
+        if self.last_zxid is not None:
+            self.zxid = self.last_zxid()
         return parse_multi_response(buffer, offset, self.chroot)
+
+
+def create_overhead(acl: Sequence[ACL]) -> int:
+    """Bytes a create with ``acl`` adds to a multi request beyond its path and data: the op header, the path's
+    and data's lengths, the ACL and the flags."""
+    return MULTI_HEADER.size + 2 * INT.size + len(encode_acls(acl)) + INT.size
 
 
 def parse_multi_response(buffer: bytes, offset: int, chroot: str = "") -> list[OpResult]:
     """A ``MultiResponse`` from ``offset``: one result per op, in order. A result type a write multi never
     answers with (a read's) raises ValueError: the bytes after it cannot be framed."""
     results: list[OpResult] = []
-    header = _HEADER.unpack_from
-    stat_of = _STAT.unpack_from
+    header = MULTI_HEADER.unpack_from
+    header_size = MULTI_HEADER.size
+    stat_of = STAT.unpack_from
     make_stat = ZnodeStat._make
-    stat_size = _STAT.size
+    stat_size = STAT.size
     while True:
         op, done, _err = header(buffer, offset)
-        offset += _HEADER.size
+        offset += header_size
         if done:
             return results
         if op == OP_SET_DATA:
             results.append(SetDone(make_stat(stat_of(buffer, offset))))
             offset += stat_size
         elif op in (OP_CREATE2, OP_CREATE):
-            (length,) = _INT.unpack_from(buffer, offset)
-            offset += _INT.size
-            path = bytes(buffer[offset : offset + length]).decode()
+            (length,) = INT.unpack_from(buffer, offset)
+            offset += INT.size
+            path = unchroot(chroot, bytes(buffer[offset : offset + length]).decode())
             offset += length
-            if chroot:  # as KazooClient.unchroot
-                path = "/" if path == chroot else path[len(chroot) :] if path.startswith(chroot) else path
             if op == OP_CREATE2:
                 results.append(Created(path, make_stat(stat_of(buffer, offset))))
                 offset += stat_size
-            else:  # a server without ZOOKEEPER-4026 answers a create2 in a multi as a create: no Stat
+            else:  # a plain create's, or a create2's from a server without ZOOKEEPER-4026: no Stat
                 results.append(Created(path, None))
         elif op == OP_DELETE:
             results.append(DELETED)
         elif op == OP_CHECK:
             results.append(CHECKED)
         elif op == OP_ERROR:
-            (code,) = _INT.unpack_from(buffer, offset)
-            offset += _INT.size
+            (code,) = INT.unpack_from(buffer, offset)
+            offset += INT.size
             results.append(EXCEPTIONS[code]())
         else:
             raise ValueError(f"unexpected result type {op} in a write multi's response")
-
-
-def multi_async(
-    client: KazooClient, request: MultiRequest, *, on_done: Callable[[IAsyncResult], None] | None = None
-) -> IAsyncResult:
-    """Send ``request`` on ``client``'s connection; the async result's value is the list of
-    :data:`OpResult`. Request-level failures (ConnectionLoss, MarshallingError, ...) are its exception.
-
-    ``on_done`` is called with the async result once it holds the answer or the failure, on kazoo's completion
-    thread. It is linked before the request is sent: kazoo's ``rawlink`` never calls a callback linked to a
-    result already set."""
-    result: Any = client.handler.async_result()
-    if on_done is not None:
-        result.rawlink(on_done)
-    client._call(request, result)
-    return result

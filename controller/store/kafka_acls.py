@@ -1,4 +1,5 @@
-"""ACLs in ZooKeeper, stored and changed exactly as Kafka's AclAuthorizer does (ZooKeeper mode).
+"""Kafka's ACLs in ZooKeeper, stored and changed exactly as Kafka's AclAuthorizer does (ZooKeeper mode). The
+ZooKeeper ACLs of znodes are :mod:`controller.store.znode_acls`'s.
 
 Every resource pattern is one znode holding all its ACLs (``/kafka-acl/<Type>/<name>`` for literal
 patterns, ``/kafka-acl-extended/prefixed/<Type>/<name>`` for prefixed ones). Writers replace a node's
@@ -27,7 +28,9 @@ from controller.zk.errors import NOT_AS_EXPECTED, AdminWriteFenced, BadVersionEr
 from controller.zk.session import ZkSession
 from zkmodel import errorcodes as E
 from zkmodel import paths
-from zkmodel.acls import (
+from zkmodel.errorcodes import KafkaApiError, KafkaError
+from zkmodel.errors import ZnodeFormatError
+from zkmodel.kafka_acls import (
     WILDCARD_RESOURCE,
     AclEntry,
     AclNode,
@@ -39,8 +42,6 @@ from zkmodel.acls import (
     encode_extended_acl_change,
     encode_literal_acl_change,
 )
-from zkmodel.errorcodes import KafkaApiError, KafkaError
-from zkmodel.errors import ZnodeFormatError
 
 log = logging.getLogger(__name__)
 

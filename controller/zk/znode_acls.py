@@ -1,4 +1,4 @@
-"""kazoo's ACL values for zkmodel's (perms, scheme, id) tuples (zkmodel.zk_acls holds the rules)."""
+"""kazoo's ACL values for zkmodel's (perms, scheme, id) tuples (zkmodel.znode_acls holds the rules)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 
 from kazoo.security import ACL, Id
 
-from zkmodel.zk_acls import Acl, kafka_default_acl
+from zkmodel.znode_acls import Acl, kafka_default_acl
 
 #: The ACL a session gives each znode it creates, by chroot-relative path.
 AclPolicy = Callable[[str], Sequence[Acl]]

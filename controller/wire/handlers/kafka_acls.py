@@ -1,5 +1,5 @@
 """DescribeAcls (29), CreateAcls (30) and DeleteAcls (31), answered as a broker configured with Kafka's
-ZooKeeper AclAuthorizer does (AclApis.scala), over the ACL store in :mod:`controller.store.acls`.
+ZooKeeper AclAuthorizer does (AclApis.scala), over the ACL store in :mod:`controller.store.kafka_acls`.
 
 Validation follows Kafka: UNKNOWN enum values (Kafka's ``fromCode`` maps every unrecognised code to
 UNKNOWN) are refused with INVALID_REQUEST: per creation for CreateAcls, top-level for DescribeAcls, and on
@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from kio.schema.errors import ErrorCode
 
-from controller.store import acls as acl_store
-from controller.store.acls import AclBinding, AclBindingFilter, FilterPattern
+from controller.store import kafka_acls as acl_store
 from controller.store.errors import STORE_ERRORS, zk_error
+from controller.store.kafka_acls import AclBinding, AclBindingFilter, FilterPattern
 from controller.wire.apikeys import bind, error_response
 from controller.wire.codec import Request, build, entity
 from controller.wire.server import Connection, Handler
 from zkmodel import errorcodes as E
-from zkmodel.acls import AclEntry, AclOperation, PatternType, PermissionType, ResourcePattern, ResourceType
 from zkmodel.errorcodes import KafkaError
+from zkmodel.kafka_acls import AclEntry, AclOperation, PatternType, PermissionType, ResourcePattern, ResourceType
 
 if TYPE_CHECKING:  # the handler passes the node's session to the stores, never calls it
     from controller.zk.session import ZkSession

@@ -1,0 +1,136 @@
+"""ZooKeeper's ``SetWatches`` (opcode 101) and ``removeWatches`` (opcode 18), and the watcher slot for kazoo's table.
+
+``SetWatches`` is what a ZooKeeper client sends after reconnecting to re-arm its watches: a ``relativeZxid``
+and lists of paths. For each data watch the server (``DataTree.setWatches``) fires ``NodeDataChanged`` at
+once when the znode's mzxid is above ``relativeZxid``, ``NodeDeleted`` when it is gone, and otherwise leaves
+the watch armed; for an exist watch it fires ``NodeCreated`` at once if the znode exists. The reply has no body.
+Requests are cut at :data:`MAX_PATH_BYTES` of paths, as the Java client cuts its own.
+
+``removeWatches`` (ZooKeeper 3.5+): the server forgets this session's watches of a type on one path; NoWatcher
+(-121) when it holds none there (already fired, or dropped with a connection). The reply has no body.
+
+kazoo 2.11 has neither record. Paths are server paths (:mod:`.paths`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, ClassVar, Final
+
+from controller.zk.protocol.jute import INT, LONG, OP_REMOVE_WATCHES, OP_SET_WATCHES, encode_ustring
+
+__all__ = [
+    "MAX_PATH_BYTES",
+    "REMOVE_WATCHES",
+    "SET_WATCHES",
+    "WATCHER_TYPE_DATA",
+    "RemoveWatchesRequest",
+    "SetWatchesRequest",
+    "Watchers",
+]
+
+SET_WATCHES: Final = OP_SET_WATCHES
+REMOVE_WATCHES: Final = OP_REMOVE_WATCHES
+#: Watcher.WatcherType.Data: data and exists watches.
+WATCHER_TYPE_DATA: Final = 2
+#: The Java client's ClientCnxn.SET_WATCHES_MAX_LENGTH: bytes of paths per request.
+MAX_PATH_BYTES: Final = 128 * 1024
+
+_EMPTY_VECTOR = INT.pack(0)
+
+
+class Watchers:
+    """The callbacks of one watched path, for kazoo's watcher table: one callback in a slot, a set only when a
+    second, different one is added (set semantics: the same callback twice fires once).
+
+    Why: kazoo's table holds a ``set`` per watched path (216 bytes, most of a watch's cost): with a watch on every
+    partition state that was ~170 bytes a partition more than needed, on every node. This slot is 48 bytes and
+    behaves as the set for everything kazoo does with it (``add`` when its own reads leave a watch, iteration when
+    the event fires or the session resets, ``discard``)."""
+
+    __slots__ = ("_first", "_more")
+
+    def __init__(self, first: Callable[[Any], None]) -> None:
+        self._first: Callable[[Any], None] | None = first
+        self._more: set[Callable[[Any], None]] | None = None
+
+    def add(self, watch: Callable[[Any], None]) -> None:
+        if self._first is None:
+            if self._more is None or watch not in self._more:
+                self._first = watch
+        elif watch != self._first:
+            if self._more is None:
+                self._more = set()
+            self._more.add(watch)
+
+    def discard(self, watch: Callable[[Any], None]) -> None:
+        if self._first is not None and self._first == watch:
+            self._first = None
+        elif self._more is not None:
+            self._more.discard(watch)
+
+    def __iter__(self) -> Iterator[Callable[[Any], None]]:
+        if self._first is not None:
+            yield self._first
+        if self._more is not None:
+            yield from self._more
+
+    def __len__(self) -> int:
+        return (self._first is not None) + (len(self._more) if self._more is not None else 0)
+
+    def __contains__(self, watch: object) -> bool:
+        return (self._first is not None and self._first == watch) or (self._more is not None and watch in self._more)
+
+
+class SetWatchesRequest:
+    """``SetWatches(relativeZxid, dataWatches, existWatches, childWatches=[])`` for kazoo's connection;
+    paths already carry the client's chroot. The reply has no body."""
+
+    type: ClassVar[int] = OP_SET_WATCHES
+    __slots__ = ("exist", "paths", "relative_zxid")
+
+    def __init__(self, relative_zxid: int, paths: Sequence[str], exist: Sequence[str] = ()) -> None:
+        self.relative_zxid = relative_zxid
+        self.paths = paths
+        self.exist = exist
+
+    def __repr__(self) -> str:  # kazoo logs requests at DEBUG: keep it short
+        return (
+            f"SetWatchesRequest({len(self.paths)} data and {len(self.exist)} exist watches, "
+            f"relative zxid {self.relative_zxid:#x})"
+        )
+
+    def serialize(self) -> bytes:
+        parts = [LONG.pack(self.relative_zxid)]
+        for paths in (self.paths, self.exist):
+            parts.append(INT.pack(len(paths)))
+            for path in paths:
+                raw = path.encode()
+                parts += (INT.pack(len(raw)), raw)
+        parts.append(_EMPTY_VECTOR)  # no child watches
+        return b"".join(parts)
+
+    def deserialize(self, buffer: bytes, offset: int) -> None:
+        return None
+
+
+class RemoveWatchesRequest:
+    """``RemoveWatches(path, type)`` for kazoo's connection (the path carries the client's chroot): the server
+    forgets this session's watches of ``type`` on ``path``. The reply has no body; NoWatcher (-121) when the
+    server holds none there (already fired, or dropped with a connection)."""
+
+    type: ClassVar[int] = OP_REMOVE_WATCHES
+    __slots__ = ("path", "watcher_type")
+
+    def __init__(self, path: str, watcher_type: int = WATCHER_TYPE_DATA) -> None:
+        self.path = path
+        self.watcher_type = watcher_type
+
+    def __repr__(self) -> str:
+        return f"RemoveWatchesRequest({self.path!r}, type {self.watcher_type})"
+
+    def serialize(self) -> bytes:
+        return encode_ustring(self.path) + INT.pack(self.watcher_type)
+
+    def deserialize(self, buffer: bytes, offset: int) -> None:
+        return None
