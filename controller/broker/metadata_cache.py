@@ -286,8 +286,11 @@ class MetadataCache(WatchedCache[MetadataSnapshot]):
         self._publish(changed_topics=changed_topics, changed_partitions=changed_partitions)
         if unwatch:
             self._unwatch(unwatch)
-        for since in sorted(rearm.keys() | missing.keys()):
-            self.session.watch_data(rearm.get(since, []), self._watcher, since, missing=missing.get(since, []))
+        groups = [
+            (since, rearm.get(since, []), missing.get(since, [])) for since in sorted(rearm.keys() | missing.keys())
+        ]
+        if groups:
+            self.session.watch_data_at(groups, self._watcher)
         return left
 
     # -- phase 1: read (no change to the model) -------------------------------------------------------------

@@ -466,6 +466,15 @@ class ZkSession:
                 self.client, paths, watch, since_zxid, timeout=self.bulk_timeout_s, missing=missing
             )
 
+    def watch_data_at(
+        self, groups: Sequence[tuple[int, Sequence[str], Sequence[str]]], watch: Callable[[Any], None]
+    ) -> None:
+        """:meth:`watch_data` for several ``(since_zxid, paths, missing)`` groups in one pipelined round
+        (:func:`controller.zk.setwatches.set_data_watches_at`)."""
+        count = sum(len(paths) + len(missing) for _since, paths, missing in groups)
+        with _watch_errors(f"watches on {count} znodes"):
+            setwatches.set_data_watches_at(self.client, groups, watch, timeout=self.bulk_timeout_s)
+
     def unwatch_data(self, paths: Sequence[str], watch: Callable[[Any], None]) -> int:
         """Take ``watch`` off ``paths`` (:func:`controller.zk.setwatches.remove_data_watches`): a path left
         without watchers is forgotten by kazoo, and by the server when it is known to answer multiRead (3.6+,

@@ -33,7 +33,7 @@ from controller.zk.protocol.paths import server_path
 from controller.zk.protocol.watches import MAX_PATH_BYTES, RemoveWatchesRequest, SetWatchesRequest, Watchers
 from controller.zk.send import send
 
-__all__ = ["remove_data_watches", "set_data_watches"]
+__all__ = ["remove_data_watches", "set_data_watches", "set_data_watches_at"]
 
 
 def set_data_watches(
@@ -50,31 +50,48 @@ def set_data_watches(
     an exists watch, which fires at once if they exist by now (the server sends NodeCreated). Returns the
     number of requests sent. Raises what the requests raised (ConnectionLoss, SessionExpiredError) or
     :class:`TimeoutError` after ``timeout`` s."""
-    kinds = [[server_path(client, p) for p in dict.fromkeys(group)] for group in (paths, missing)]
-    total = len(kinds[0]) + len(kinds[1])
-    if not total:
-        return 0
-    table = client._data_watchers  # kazoo routes data, exists and deletion events through this one table
-    for group in kinds:
-        for path in group:
-            # setdefault is one step under the GIL: a set kazoo's connection thread put there meanwhile is kept
-            fresh = Watchers(watch)
-            found = table.setdefault(path, fresh)
-            if found is not fresh:
-                found.add(watch)
+    return set_data_watches_at(client, [(relative_zxid, paths, missing)], watch, timeout=timeout)
+
+
+def set_data_watches_at(
+    client: KazooClient,
+    groups: Sequence[tuple[int, Sequence[str], Sequence[str]]],
+    watch: Callable[[Any], None],
+    *,
+    timeout: float,
+) -> int:
+    """:func:`set_data_watches` for several ``(relative_zxid, paths, missing)`` groups, every request of every
+    group pipelined and awaited once: a node's image re-arms the znodes of a thousand writes, each as of its
+    own write's zxid, in about one round trip."""
     pending = []
-    chunks: tuple[list[str], list[str]] = ([], [])
-    size = 0
-    for kind, group in enumerate(kinds):
-        for path in group:
-            length = len(path.encode()) + INT.size
-            if size + length > MAX_PATH_BYTES and (chunks[0] or chunks[1]):
-                pending.append(send(client, SetWatchesRequest(relative_zxid, *chunks)))
-                chunks, size = ([], []), 0
-            chunks[kind].append(path)
-            size += length
-    pending.append(send(client, SetWatchesRequest(relative_zxid, *chunks)))
-    _await_all(client, pending, timeout, f"SetWatches for {total} znodes")
+    total = 0
+    table = client._data_watchers  # kazoo routes data, exists and deletion events through this one table
+    for relative_zxid, paths, missing in groups:
+        kinds = [[server_path(client, p) for p in dict.fromkeys(group)] for group in (paths, missing)]
+        count = len(kinds[0]) + len(kinds[1])
+        if not count:
+            continue
+        total += count
+        for group in kinds:
+            for path in group:
+                # setdefault is one step under the GIL: a set kazoo's connection thread put there meanwhile is kept
+                fresh = Watchers(watch)
+                found = table.setdefault(path, fresh)
+                if found is not fresh:
+                    found.add(watch)
+        chunks: tuple[list[str], list[str]] = ([], [])
+        size = 0
+        for kind, group in enumerate(kinds):
+            for path in group:
+                length = len(path.encode()) + INT.size
+                if size + length > MAX_PATH_BYTES and (chunks[0] or chunks[1]):
+                    pending.append(send(client, SetWatchesRequest(relative_zxid, *chunks)))
+                    chunks, size = ([], []), 0
+                chunks[kind].append(path)
+                size += length
+        pending.append(send(client, SetWatchesRequest(relative_zxid, *chunks)))
+    if pending:
+        _await_all(client, pending, timeout, f"SetWatches for {total} znodes")
     return len(pending)
 
 

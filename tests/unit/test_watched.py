@@ -172,6 +172,85 @@ def test_nothing_is_recorded_after_stop() -> None:
     assert pending.take()[:2] == (None, set())
 
 
+# -- Pending: the node's own controller's writes -----------------------------------------------------------------
+
+
+def _loaded() -> Pending:
+    pending = Pending()
+    pending.loaded(pending.starting())
+    return pending
+
+
+def test_a_writes_events_are_held_back_until_it_settles_then_taken_with_it() -> None:
+    pending = _loaded()
+    pending.writing(["/t/a", "/t/b"])
+    pending.mark("/t/a")  # its own watch event, delivered before its answer
+    pending.mark("/other")
+    assert pending.being_written(["/t/a", "/t/c"]) == {"/t/a"}
+    assert pending.take() == (None, {"/other"}, [])  # /t/a held back
+    assert pending.settle(["/t/a", "/t/b"], "the write", ())
+    assert pending.being_written(["/t/a"]) == {"/t/a"}  # settled but not taken: still the write's
+    assert pending.take() == (None, {"/t/a"}, ["the write"])  # the write and its event together
+    assert pending.being_written(["/t/a", "/t/b"]) == set()
+
+
+def test_a_write_that_failed_releases_its_paths_and_has_them_read() -> None:
+    pending = _loaded()
+    pending.writing(["/t/a"])
+    pending.mark("/t/a")
+    assert pending.take()[1] == set()
+    assert pending.settle(["/t/a"], None, ["/t/a", "/brokers/topics"])
+    assert pending.being_written(["/t/a"]) == set()
+    assert pending.take() == (None, {"/t/a", "/brokers/topics"}, [])
+
+
+def test_two_writes_to_one_path_hold_it_until_both_settle() -> None:
+    pending = _loaded()
+    pending.writing(["/t/a"])
+    pending.writing(["/t/a"])
+    pending.settle(["/t/a"], None, ())
+    assert pending.being_written(["/t/a"]) == {"/t/a"}
+    pending.settle(["/t/a"], "second", ())
+    assert pending.take()[2] == ["second"]
+    assert pending.being_written(["/t/a"]) == set()
+
+
+def test_caught_up_waits_for_events_and_for_every_write_announced() -> None:
+    pending = _loaded()
+    pending.mark("/x")
+    pending.writing(["/t/a"])
+    point = pending.mark_point()
+    assert not pending.caught_up(point)
+    pending.take()
+    pending.applied()
+    assert not pending.caught_up(point)  # the event is applied, the write is not settled
+    pending.settle(["/t/a"], "w", ())
+    assert not pending.caught_up(point)  # settled, not yet taken and applied
+    pending.take()
+    pending.applied()
+    assert pending.caught_up(point)
+    pending.mark("/y")
+    assert pending.caught_up(point) and not pending.caught_up(pending.mark_point())
+
+
+def test_an_update_that_held_events_back_does_not_count_them_applied() -> None:
+    pending = _loaded()
+    pending.writing(["/t/a"])
+    pending.mark("/t/a")
+    point = pending.mark_point()
+    pending.take()
+    pending.applied()
+    assert not pending.caught_up(point)
+
+
+def test_nothing_of_a_write_is_recorded_after_stop() -> None:
+    pending = _loaded()
+    pending.writing(["/t/a"])
+    pending.stop()
+    assert not pending.settle(["/t/a"], "w", ())
+    assert pending.take() == (None, set(), [])
+
+
 # -- the cache thread, with a stand-in session -------------------------------------------------------------------
 
 
