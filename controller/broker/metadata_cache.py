@@ -70,6 +70,7 @@ log = logging.getLogger(__name__)
 
 _BROKER_IDS_PREFIX: Final = paths.BROKER_IDS + "/"
 _TOPICS_PREFIX: Final = paths.BROKER_TOPICS + "/"
+_TOPICS_PREFIX_LEN: Final = len(_TOPICS_PREFIX)
 
 
 # -- the cache thread's own model (never shared) -------------------------------------------------------------
@@ -116,11 +117,13 @@ class _Delta:
 
 
 class _Committed(NamedTuple):
-    """One fenced multi this node's controller got applied: its ops, their results, the multi's zxid."""
+    """One fenced multi of this node's controller: its ops and the image's paths among them; once applied, its
+    results and its zxid."""
 
     ops: Sequence[Op]
-    results: Sequence[Any]
-    zxid: int
+    paths: list[str]
+    results: Sequence[Any] = ()
+    zxid: int = -1
 
 
 # A bulk reader: paths -> data (None for a missing znode), with a data watch left on each path.
@@ -193,25 +196,26 @@ class MetadataCache(WatchedCache[MetadataSnapshot]):
         log.debug("%s: removed the watches of %d deleted partition states", self.name, dropped)
 
     # -- the committed feed: this node's own controller's writes, taken in without reading them back ----------
-    def writing(self, ops: Sequence[Op]) -> None:
+    def writing(self, ops: Sequence[Op]) -> _Committed:
         """:class:`controller.zk.fenced_writer.WriteObserver`: this node's controller sends ``ops``. Only for a
         controller on this cache's own session: ZooKeeper delivers a write's watch events on the connection
         before its answer, and they are held back until the write settles (see :meth:`_apply_committed`)."""
-        self._pending.writing(_image_paths(ops))
+        written = _Committed(ops, _image_paths(ops))
+        self._pending.writing(written.paths)
+        return written
 
-    def settled(self, ops: Sequence[Op], results: Sequence[Any] | None, zxid: int) -> None:
-        """:class:`controller.zk.fenced_writer.WriteObserver`: the multi of ``ops`` was applied (``results``)
-        or not, or not known to be (None: what it may have written is read)."""
-        written = _image_paths(ops)
+    def settled(self, token: _Committed, results: Sequence[Any] | None, zxid: int) -> None:
+        """:class:`controller.zk.fenced_writer.WriteObserver`: the multi was applied (``results``) or not, or
+        not known to be (None: what it may have written is read)."""
         if results is not None:
-            self._settle_write(written, _Committed(ops, results, zxid), ())
+            self._settle_write(token.paths, token._replace(results=results, zxid=zxid), ())
         else:
             # a topic znode in doubt: list the topics again too (an unknown topic's own path is not read alone)
-            relist = any((kind := _kind(path)) is not None and kind[1] is None for path in written)
-            self._settle_write(written, None, [*written, *([paths.BROKER_TOPICS] if relist else [])])
+            relist = any((kind := _kind(path)) is not None and kind[1] is None for path in token.paths)
+            self._settle_write(token.paths, None, [*token.paths, *([paths.BROKER_TOPICS] if relist else [])])
 
     def _written_paths(self, committed: list[Any]) -> set[str]:
-        return {path for write in committed for path in _image_paths(write.ops)}
+        return {path for write in committed for path in write.paths}
 
     def _apply_committed(self, committed: list[Any], dirty: set[str]) -> set[str]:
         """Apply the controller's committed writes to the model as if read back, and publish. The order rule:
@@ -286,11 +290,14 @@ class MetadataCache(WatchedCache[MetadataSnapshot]):
         self._publish(changed_topics=changed_topics, changed_partitions=changed_partitions)
         if unwatch:
             self._unwatch(unwatch)
-        groups = [
-            (since, rearm.get(since, []), missing.get(since, [])) for since in sorted(rearm.keys() | missing.keys())
-        ]
-        if groups:
-            self.session.watch_data_at(groups, self._watcher)
+        points = _rearm_points(rearm.keys() | missing.keys())
+        at: dict[int, tuple[list[str], list[str]]] = {}
+        for since, written in rearm.items():
+            at.setdefault(points[since], ([], []))[0].extend(written)
+        for since, absent in missing.items():
+            at.setdefault(points[since], ([], []))[1].extend(absent)
+        if at:
+            self.session.watch_data_at([(since, w, a) for since, (w, a) in sorted(at.items())], self._watcher)
         return left
 
     # -- phase 1: read (no change to the model) -------------------------------------------------------------
@@ -498,16 +505,34 @@ def _image_paths(ops: Sequence[Op]) -> list[str]:
 
 
 def _kind(path: str) -> tuple[str, int | None] | None:
-    """(topic, None) for a topic znode, (topic, partition) for a partition's state znode, None for the rest."""
-    brokers: set[int] = set()
-    topics: set[str] = set()
-    states: set[tuple[str, int]] = set()
-    _classify(path, brokers, topics, states)
-    if topics:
-        return topics.pop(), None
-    if states:
-        return states.pop()
+    """(topic, None) for a topic znode, (topic, partition) for a partition's state znode, None for the rest
+    (parsed by hand: it runs for every op the controller writes)."""
+    if not path.startswith(_TOPICS_PREFIX):
+        return None
+    rest = path[_TOPICS_PREFIX_LEN:]
+    if "/" not in rest:
+        return rest, None
+    parts = rest.split("/")
+    if len(parts) == 4 and parts[1] == "partitions" and parts[3] == "state" and parts[2].isdigit():
+        return parts[0], int(parts[2])
     return None
+
+
+def _rearm_points(zxids: Iterable[int]) -> dict[int, int]:
+    """For each zxid of this node's writes, the zxid to re-arm its znodes' watches at: the last of its run of
+    consecutive zxids. ZooKeeper numbers every transaction (``epoch << 32 | counter``), so within such a run
+    nothing but these writes happened, and a watch set as of the run's end misses no one else's change, while
+    one request per run, not per write, goes to the server."""
+    points: dict[int, int] = {}
+    run: list[int] = []
+    for zxid in sorted(set(zxids)):
+        if run and zxid != run[-1] + 1:
+            points.update(dict.fromkeys(run, run[-1]))
+            run = []
+        run.append(zxid)
+    if run:
+        points.update(dict.fromkeys(run, run[-1]))
+    return points
 
 
 def _decode_or_none(path: str, data: bytes | None) -> PartitionState | None:

@@ -40,18 +40,19 @@ log = logging.getLogger(__name__)
 
 class WriteObserver(Protocol):
     """Told of every multi a writer sends, and of how it ended: the node's metadata image takes the
-    controller's own writes in directly (:meth:`controller.broker.metadata_cache.MetadataCache.settled`).
+    controller's own writes in directly (:class:`controller.broker.metadata_cache.MetadataCache`).
 
-    Both are called for every multi, each exactly once (``settled`` from kazoo's completion thread, for an
-    answer, an error or a lost connection alike), so an observer may hold back what it learns of the written
-    paths from elsewhere until the write settles. Both must be quick and must not block."""
+    ``writing`` is called before each multi is sent and returns a token; ``settled`` gets that token exactly
+    once (from kazoo's completion thread, for an answer, an error or a lost connection alike), so an observer may
+    hold back what it learns of the written paths from elsewhere until the write settles. Both must be quick
+    and must not block."""
 
-    def writing(self, ops: Sequence[Op]) -> None:
-        """``ops`` (the fence left out) are about to be sent as one multi."""
+    def writing(self, ops: Sequence[Op]) -> Any:
+        """``ops`` (the fence left out) are about to be sent as one multi; returns the token for ``settled``."""
 
-    def settled(self, ops: Sequence[Op], results: Sequence[Any] | None, zxid: int) -> None:
-        """The multi of ``ops`` was applied (``results``: Created, SetDone, Deleted, one per op; ``zxid``: the
-        multi's), or not or not known to be (``results`` None)."""
+    def settled(self, token: Any, results: Sequence[Any] | None, zxid: int) -> None:
+        """The multi ``token`` stands for was applied (``results``: Created, SetDone, Deleted, one per op;
+        ``zxid``: the multi's), or not or not known to be (``results`` None)."""
 
 
 class WritesSuspended(ZkUnavailable):
@@ -116,11 +117,11 @@ class FencedWriter:
         observer = self.observer
         if observer is None:
             return multi_async(client, request)
-        observer.writing(ops)
+        token = observer.writing(ops)
         try:
-            return multi_async(client, request, on_done=functools.partial(_settle, observer, ops, request))
+            return multi_async(client, request, on_done=functools.partial(_settle, observer, token, request))
         except BaseException:
-            observer.settled(ops, None, -1)  # never sent, so no answer will settle it
+            observer.settled(token, None, -1)  # never sent, so no answer will settle it
             raise
 
     def _fence(self) -> Check:
@@ -312,14 +313,14 @@ class FencedWriter:
             self.atomic(batch)
 
 
-def _settle(observer: WriteObserver, ops: Sequence[Op], request: MultiRequest, answer: Any) -> None:
-    """Tell ``observer`` how the multi of ``ops`` ended (``answer``: its async result, done). Applied means
-    answered with no error in any slot, the fence's included (a multi is all or nothing)."""
+def _settle(observer: WriteObserver, token: Any, request: MultiRequest, answer: Any) -> None:
+    """Tell ``observer`` how the multi ``token`` stands for ended (``answer``: its async result, done). Applied
+    means answered with no error in any slot, the fence's included (a multi is all or nothing)."""
     try:
         results = answer.value if answer.successful() else None
         if isinstance(results, list) and not any(isinstance(r, KazooException) for r in results):
-            observer.settled(ops, results[1:], request.zxid)
+            observer.settled(token, results[1:], request.zxid)
         else:
-            observer.settled(ops, None, -1)
+            observer.settled(token, None, -1)
     except Exception:
         log.exception("%s the write observer failed", UNEXPECTED)
