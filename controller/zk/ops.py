@@ -77,8 +77,13 @@ def _acl_for(client: KazooClient) -> Callable[[str], list[Any]]:
     return lambda path: kazoo_acls(policy(path))
 
 
+#: A tuple, not ``Create | SetData``: isinstance with a union builds the union on every call, and this runs for
+#: every op a bulk write sizes.
+_WITH_DATA = (Create, SetData)
+
+
 def op_size(op: Op) -> int:
-    data = op.data if isinstance(op, Create | SetData) else None
+    data = op.data if isinstance(op, _WITH_DATA) else None
     return _OP_OVERHEAD + len(op.path.encode()) + (len(data) if data else 0)
 
 
