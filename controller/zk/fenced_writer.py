@@ -43,7 +43,7 @@ class WriteObserver(Protocol):
     controller's own writes in directly (:class:`controller.broker.metadata_cache.MetadataCache`).
 
     ``writing`` is called before each multi is sent and returns a token; ``settled`` gets that token exactly
-    once (from kazoo's completion thread, for an answer, an error or a lost connection alike), so an observer may
+    once (on kazoo's connection thread, for an answer, an error or a lost connection alike), so an observer may
     hold back what it learns of the written paths from elsewhere until the write settles. Both must be quick
     and must not block."""
 
