@@ -10,7 +10,7 @@ cluster, pauses the load and checks. The kinds, in turn:
 - ``freeze-controller``: SIGSTOP of the active controller's process until ZooKeeper expired both its sessions,
   then SIGCONT: a zombie that wakes up mid-write and must find itself deposed.
 - ``expire-session``: the controller's ZooKeeper session really expired on the server, without touching the
-  process (:func:`controller.zk.expire.expire_session`: a second connection with the session's id and password,
+  process (:func:`testing.expire.expire_session`: a second connection with the session's id and password,
   closed); every other time the node's broker session is expired with it.
 - ``kill-controller``: SIGKILL of the active controller, then a start once ZooKeeper has expired its sessions.
 - ``zookeeper-leader``: the ensemble's leader SIGKILLed and started again, or (every other time) frozen past the
@@ -407,7 +407,7 @@ class FailoverSoak:
         return f"node {victim} (controller) frozen with SIGSTOP until ZooKeeper expired its sessions, then thawed"
 
     def _expire_session(self, rec: Failover, before: S.Snapshot, fault_at: float) -> str:
-        from controller.zk.expire import expire_session
+        from testing.expire import expire_session
 
         assert self.cluster is not None
         victim = self._controller_of(before)
