@@ -19,8 +19,9 @@ from kazoo.exceptions import BadVersionError
 
 from controller.devstack.stack import Stack
 from controller.zk.multiread import read_data
+from testing.stack import controller_id
 from tests.integration.cluster import wait_for
-from tests.stackutil import controller_id, metric
+from tests.stackutil import metric
 from zkmodel import paths
 from zkmodel.admin import PartitionReassignmentZnode, TopicPartition
 from zkmodel.election import decode_controller_epoch
