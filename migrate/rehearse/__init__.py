@@ -2,8 +2,9 @@
 with the new IBP), rehearsed under live client load with named checks after every step and a report.
 
 Rooms: ``cli`` (flags, exit codes), ``run`` (the phases and steps), ``cluster`` (a stack it starts or one it
-attaches to), ``drills`` (faults), ``load`` (client processes), ``clients`` (the two admin clients and how their
-errors are named), ``ledger`` (their writes against ZooKeeper), ``state`` (what ZooKeeper says: canRoll, ISRs),
-``observe`` (metrics and controller watch), ``zkrecords`` (who wrote, from ZooKeeper's transaction log),
-``checks``, ``display`` (live view), ``report`` (HTML + JSON). Nothing here needs Spark (an import-linter contract).
+attaches to), ``drills`` (faults), ``load`` (the client processes' pool) and ``load_worker`` (one client process),
+``clients`` (the two admin clients and how their errors are named), ``ledger`` (their writes against ZooKeeper),
+``state`` (what ZooKeeper says: canRoll, ISRs), ``observe`` (metrics and controller watch), ``zkrecords`` (who
+wrote, from ZooKeeper's transaction log), ``checks``, ``display`` (live view), ``report`` (HTML + JSON). Nothing
+here needs Spark (an import-linter contract).
 """
