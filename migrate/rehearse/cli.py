@@ -240,9 +240,10 @@ def _run(args: argparse.Namespace, cluster: Cluster, from_ibp: str, to_ibp: str,
     from controller.exits import CommandError
     from migrate.rehearse.cluster import ClusterError
     from migrate.rehearse.display import Display
+    from migrate.rehearse.host import Options
     from migrate.rehearse.load import LoadError
     from migrate.rehearse.report import write_report
-    from migrate.rehearse.run import Options, Rehearsal
+    from migrate.rehearse.run import Rehearsal
 
     opts = Options(
         from_ibp=from_ibp, to_ibp=to_ibp, out_dir=out_dir, drills=list(args.drill), lockdown=args.lockdown,

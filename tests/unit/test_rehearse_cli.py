@@ -184,7 +184,8 @@ def test_kafka_unreachable_before_the_rolls_is_exit_3(tmp_path: Path, monkeypatc
     """No broker answers the rehearsal's first request (its topics): Unreachable, not a failed check."""
     from migrate.rehearse import admin
     from migrate.rehearse.cluster import NodeView
-    from migrate.rehearse.run import Options, Rehearsal
+    from migrate.rehearse.host import Options
+    from migrate.rehearse.run import Rehearsal
 
     def no_broker(bootstrap: list[str], _topics: object) -> None:
         raise admin.KafkaUnreachable(f"cannot reach the cluster at {','.join(bootstrap)}: Unable to bootstrap")
