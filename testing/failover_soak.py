@@ -16,171 +16,30 @@ cluster, pauses the load and checks. The kinds, in turn:
 - ``zookeeper-leader``: the ensemble's leader SIGKILLed and started again, or (every other time) frozen past the
   nodes' session timeout and resumed.
 
-After every cycle (load paused), each a violation when it fails:
-
-- one active controller: ``/controller`` names a registered broker, and that node alone reports
-  ``bridgekeeper_controller_active 1``;
-- the controller epoch rose (for the ZooKeeper kinds, which need not depose anyone: it did not fall, and rose if
-  another session holds ``/controller``);
-- no partition state carries an epoch above the current one, and every state written since the current controller
-  was elected carries its epoch (a deposed controller's write would carry the old one);
-- ZooKeeper's transaction log (:mod:`~migrate.rehearse.zkrecords`: what a quorum of the members logged) shows
-  every write to a controller-owned path since the previous check (the first: since the load started) made by
-  the session that held ``/controller`` then;
-- every reassignment finished (waited for, with the load paused);
-- the ledger (:mod:`~migrate.rehearse.ledger`) holds: every acknowledged write in ZooKeeper, every failed one
-  absent or completed as KIP-4 allows, no duplicate ACL entry, replica or topic id;
-- no node logged an unexpected exception (``BK-UNEXPECTED``) or a protocol error.
+After every cycle, with the load paused, the checks of :mod:`testing.soak_checks`; the records, the summary and the
+kinds' names are :mod:`testing.soak_model`'s (re-exported here, the soak's one import for tests and bench).
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
-import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
-
-import tenacity
 
 from migrate.rehearse import state as S
 from migrate.rehearse.cluster import CONTROLLER_IDENTITY, ClusterError, OwnedCluster
-from migrate.rehearse.observe import scrape
-from zkmodel import paths
-from zkmodel.errors import ZnodeFormatError
-from zkmodel.topics import PartitionState
+from testing import faults
+from testing.soak_checks import CycleChecks, active_by_metrics
+from testing.soak_model import DEPOSING, KINDS, Failover, Say, SoakError, SoakOptions, Summary, quiet, wait
 
 if TYPE_CHECKING:
     from controller.zk.session import ZkSession
     from migrate.rehearse.load import LoadPool
     from migrate.rehearse.model import OpRecord
 
-KINDS = ("freeze-controller", "expire-session", "kill-controller", "zookeeper-leader")
-#: Kinds that depose the active controller by construction (the ZooKeeper kinds may or may not).
-DEPOSING = frozenset({"freeze-controller", "expire-session", "kill-controller"})
-#: Node-log lines that are violations: an unexpected exception, a request the wire layer could not parse.
-BAD_LOG_LINES = re.compile(r"BK-UNEXPECTED|cannot decode API|request of \d+ bytes is shorter|unparseable inner")
-Say = Callable[[str], None]
-
-
-def _quiet(_text: str) -> None:
-    pass
-
-
-@dataclass
-class SoakOptions:
-    data_dir: Path
-    nodes: int = 3
-    zk_servers: int = 3
-    ibp: str = "3.9"  # past the forwarding gate: brokers forward admin writes, only the controller writes
-    rate: float = 4.0  # client operations per second, all workers together
-    seed: int = 0
-    session_timeout_ms: int = 4000
-    #: The clients' request timeout; above the nodes' own, so a client hears the node's answer, not its timer.
-    client_request_timeout_ms: int = 12000
-    node_request_timeout_ms: int = 8000
-    settle_s: float = 2.0  # client load before each fault and after each recovery
-    recover_timeout_s: float = 90.0
-    reassignment_timeout_s: float = 90.0
-    kinds: tuple[str, ...] = KINDS
-
-
-@dataclass
-class Failover:
-    index: int
-    kind: str
-    detail: str = ""
-    controller_before: int | None = None
-    epoch_before: int | None = None
-    controller_after: int | None = None
-    epoch_after: int | None = None
-    moved: bool = False  # another session holds /controller than before the fault
-    elected_s: float | None = None  # from the fault to another session holding /controller
-    recovered_s: float | None = None  # from the fault to the cluster healthy again
-    took_s: float = 0.0
-    acked: int = 0  # client operations of this cycle
-    failed: int = 0
-    errors: Counter[str] = field(default_factory=Counter)
-    violations: list[str] = field(default_factory=list)
-    evidence: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.violations
-
-
-class SoakError(RuntimeError):
-    """The soak could not start or a fault could not be induced (not a finding about the cluster)."""
-
-
-def _percentile(values: Sequence[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
-
-
-@dataclass
-class Summary:
-    failovers: int
-    by_kind: dict[str, int]
-    moved_by_kind: dict[str, int]
-    elected: dict[str, float | None]  # p50, p99, max over cycles whose controller moved
-    recovered: dict[str, float | None]
-    acked: int
-    failed: int
-    errors: Counter[str]
-    violations: list[str]
-    took_s: float
-
-    @staticmethod
-    def of(cycles: Sequence[Failover], took_s: float) -> Summary:
-        elected = [c.elected_s for c in cycles if c.elected_s is not None]
-        recovered = [c.recovered_s for c in cycles if c.recovered_s is not None]
-        errors: Counter[str] = Counter()
-        for c in cycles:
-            errors.update(c.errors)
-        return Summary(
-            failovers=len(cycles),
-            by_kind=dict(Counter(c.kind for c in cycles)),
-            moved_by_kind=dict(Counter(c.kind for c in cycles if c.moved)),
-            elected={"p50": statistics.median(elected) if elected else None, "p99": _percentile(elected, 0.99),
-                     "max": max(elected) if elected else None},
-            recovered={"p50": statistics.median(recovered) if recovered else None,
-                       "p99": _percentile(recovered, 0.99), "max": max(recovered) if recovered else None},
-            acked=sum(c.acked for c in cycles),
-            failed=sum(c.failed for c in cycles),
-            errors=errors,
-            violations=[f"#{c.index} {c.kind}: {v}" for c in cycles for v in c.violations],
-            took_s=took_s,
-        )  # fmt: skip
-
-
-def _wait(what: str, probe: Callable[[], tuple[bool, str]], timeout: float, say: Say, interval: float = 0.1) -> bool:
-    """Poll ``probe`` until it says done or ``timeout`` passes; False on timeout (the caller records why)."""
-    started = time.monotonic()
-    last = [""]
-
-    def attempt() -> bool:
-        try:
-            done, detail = probe()
-        except Exception as exc:  # ZooKeeper away mid-fault: not done yet
-            done, detail = False, f"{type(exc).__name__}: {exc}"
-        last[0] = detail
-        say(f"waiting for {what}: {detail} ({time.monotonic() - started:.0f}/{timeout:.0f} s)")
-        return done
-
-    ok = tenacity.Retrying(
-        stop=tenacity.stop_after_delay(timeout), wait=tenacity.wait_fixed(interval),
-        retry=tenacity.retry_if_result(lambda done: not done), retry_error_callback=lambda _s: False,
-    )(attempt)  # fmt: skip
-    if not ok:
-        say(f"gave up waiting for {what} after {timeout:.0f} s: {last[0]}")
-    return bool(ok)
+__all__ = ["DEPOSING", "KINDS", "Failover", "FailoverSoak", "SoakError", "SoakOptions", "Summary"]
 
 
 class FailoverSoak:
@@ -195,15 +54,21 @@ class FailoverSoak:
         if "zookeeper-leader" in opts.kinds and opts.zk_servers < 3:
             raise SoakError("the zookeeper-leader kind needs an ensemble (--zk-servers 3)")
         self.o = opts
-        self.say: Say = say or _quiet
+        self.say: Say = say or quiet
         self.cluster: OwnedCluster | None = None
         self.session: ZkSession | None = None
         self.load: LoadPool | None = None
         self.cycles: list[Failover] = []
         self.baseline_zxid = 0
-        self._audited_zxid = 0
-        self._log_offsets: dict[Path, int] = {}
+        self._checks: CycleChecks | None = None
         self._counts: Counter[str] = Counter()  # faults induced per kind, for the alternations
+        #: Each kind and what induces it: returns what it did, raises SoakError when the fault did not happen as meant.
+        self._faults: dict[str, Callable[[Failover, S.Snapshot, float], str]] = {
+            "freeze-controller": self._freeze_controller,
+            "expire-session": self._expire_session,
+            "kill-controller": self._kill_controller,
+            "zookeeper-leader": self._zookeeper_leader,
+        }
         self._started = time.monotonic()
 
     # -- lifecycle ----------------------------------------------------------------------------------------------
@@ -215,30 +80,45 @@ class FailoverSoak:
         o = self.o
         o.data_dir.mkdir(parents=True, exist_ok=True)
         self.cluster = OwnedCluster(
-            nodes=o.nodes, zk_servers=o.zk_servers, ibp=o.ibp, data_dir=o.data_dir / "cluster",
-            overrides={"zookeeper.session.timeout.ms": str(o.session_timeout_ms),
-                       "request.timeout.ms": str(o.node_request_timeout_ms)},
+            nodes=o.nodes,
+            zk_servers=o.zk_servers,
+            ibp=o.ibp,
+            data_dir=o.data_dir / "cluster",
+            overrides={
+                "zookeeper.session.timeout.ms": str(o.session_timeout_ms),
+                "request.timeout.ms": str(o.node_request_timeout_ms),
+            },
             node_overrides={},
-        )  # fmt: skip
+        )
         self.say(f"starting {o.zk_servers} ZooKeeper server(s) and {o.nodes} nodes")
         self.cluster.launch(self.say)
         # Our own session outlives every fault: a long timeout, the controller identity (reads only).
         try:
-            self.session = connect(self.cluster.zookeeper, name="failover-soak", timeout=30.0,
-                                   auth=[("digest", CONTROLLER_IDENTITY)], session_timeout_ms=30_000)  # fmt: skip
+            self.session = connect(
+                self.cluster.zookeeper,
+                name="failover-soak",
+                timeout=30.0,
+                auth=[("digest", CONTROLLER_IDENTITY)],
+                session_timeout_ms=30_000,
+            )
         except CommandError as exc:
             raise SoakError(exc.message) from None
-        if not _wait("a controller and every node registered", self.healthy, o.recover_timeout_s, self.say):
+        if not wait("a controller and every node registered", self.healthy, o.recover_timeout_s, self.say):
             raise SoakError("the cluster did not come up with one active controller")
         nodes = self.cluster.nodes()
-        self.load = LoadPool([n.bootstrap for n in nodes], o.data_dir / "journal", rate=o.rate, seed=o.seed,
-                             request_timeout_ms=o.client_request_timeout_ms,
-                             replication_factor=min(3, o.nodes))  # fmt: skip
+        self.load = LoadPool(
+            [n.bootstrap for n in nodes],
+            o.data_dir / "journal",
+            rate=o.rate,
+            seed=o.seed,
+            request_timeout_ms=o.client_request_timeout_ms,
+            replication_factor=min(3, o.nodes),
+        )
         self.say("starting the client load")
         self.load.start()
         self.load.pause()
         self.baseline_zxid = self._zxid()
-        self._audited_zxid = self.baseline_zxid
+        self._checks = CycleChecks(o, self.say, self.cluster, self.session, self.load, since_zxid=self.baseline_zxid)
         self._started = time.monotonic()
 
     def close(self) -> None:
@@ -284,18 +164,6 @@ class FailoverSoak:
                     newest = max(newest, int(line.split(":", 1)[1].strip(), 16))
         return newest
 
-    def _active_by_metrics(self) -> tuple[list[int], list[int]]:
-        """(nodes reporting bridgekeeper_controller_active 1, nodes not answering their metrics)."""
-        assert self.cluster is not None
-        active, down = [], []
-        for n in self.cluster.nodes():
-            s = scrape(n.metrics or "", timeout=2.0)
-            if not s.up:
-                down.append(n.broker_id)
-            elif s.active:
-                active.append(n.broker_id)
-        return sorted(active), sorted(down)
-
     def healthy(self) -> tuple[bool, str]:
         """Every node registered, one active controller by ``/controller`` and by every node's metrics, no
         offline partition."""
@@ -306,7 +174,7 @@ class FailoverSoak:
             return False, f"registered {sorted(snap.brokers)} of {sorted(want)}"
         if snap.controller is None:
             return False, "no /controller"
-        active, down = self._active_by_metrics()
+        active, down = active_by_metrics(self.cluster)
         if down:
             return False, f"metrics of node(s) {down} not answering"
         if active != [snap.controller]:
@@ -328,10 +196,10 @@ class FailoverSoak:
         rec.controller_before, rec.epoch_before = before.controller, before.epoch
         fault_at = time.monotonic()
         try:
-            rec.detail = getattr(self, "_" + kind.replace("-", "_"))(rec, before, fault_at)
+            rec.detail = self._faults[kind](rec, before, fault_at)
         except (SoakError, ClusterError) as exc:
             rec.violations.append(str(exc))
-        if _wait(f"#{index} {kind}: the cluster to recover", self.healthy, self.o.recover_timeout_s, self.say):
+        if wait(f"#{index} {kind}: the cluster to recover", self.healthy, self.o.recover_timeout_s, self.say):
             rec.recovered_s = time.monotonic() - fault_at
         else:
             rec.violations.append(f"not recovered within {self.o.recover_timeout_s:.0f} s: {self.healthy()[1]}")
@@ -353,8 +221,16 @@ class FailoverSoak:
         assert self.load is not None
         since = time.monotonic()
         start = self.load.counts()
-        _wait(what, lambda: (time.monotonic() - since >= seconds,
-              f"{self.load.counts() - start if self.load else 0} operations"), seconds + 5, self.say, 0.25)  # fmt: skip
+        wait(
+            what,
+            lambda: (
+                time.monotonic() - since >= seconds,
+                f"{self.load.counts() - start if self.load else 0} operations",
+            ),
+            seconds + 5,
+            self.say,
+            0.25,
+        )
 
     def _await_new_controller(self, rec: Failover, before: S.Snapshot, fault_at: float, timeout: float) -> bool:
         """Until a session other than the old one holds /controller; records the time it took."""
@@ -364,7 +240,7 @@ class FailoverSoak:
             moved = snap.controller is not None and snap.controller_session != before.controller_session
             return moved, f"/controller: {snap.controller} (session 0x{snap.controller_session:x})"
 
-        ok = _wait(f"#{rec.index} {rec.kind}: a new controller", probe, timeout, self.say, 0.05)
+        ok = wait(f"#{rec.index} {rec.kind}: a new controller", probe, timeout, self.say, 0.05)
         if ok:
             rec.elected_s = time.monotonic() - fault_at
         return ok
@@ -379,7 +255,7 @@ class FailoverSoak:
             return b is not None and b.czxid != old_czxid, "not registered again yet"
 
         what = "its old registration to expire" if gone else "it to register again"
-        return _wait(f"#{rec.index} {rec.kind}: node {broker_id}: {what}", probe, self.o.recover_timeout_s, self.say)
+        return wait(f"#{rec.index} {rec.kind}: node {broker_id}: {what}", probe, self.o.recover_timeout_s, self.say)
 
     def _controller_of(self, before: S.Snapshot) -> int:
         if before.controller is None:
@@ -389,36 +265,34 @@ class FailoverSoak:
     def _session_wait(self) -> float:
         return self.o.session_timeout_ms / 1000 * 4 + 10
 
-    # the four kinds: each returns what it did, raises SoakError when the fault did not happen as meant
+    # -- the four kinds (self._faults) -----------------------------------------------------------------------
     def _freeze_controller(self, rec: Failover, before: S.Snapshot, fault_at: float) -> str:
         assert self.cluster is not None
         victim = self._controller_of(before)
         old = before.brokers.get(victim)
-        self.cluster.freeze(victim)
-        try:
+
+        def expired() -> bool:
             elected = self._await_new_controller(rec, before, fault_at, self._session_wait())
-            expired = self._await_registration(rec, victim, old.czxid if old else None, gone=True)
-        finally:
-            self.cluster.thaw(victim)
-        if not (elected and expired):
+            gone = self._await_registration(rec, victim, old.czxid if old else None, gone=True)
+            return elected and gone
+
+        if not faults.freeze_node(self.cluster, victim, expired):
             raise SoakError(f"node {victim} frozen, but ZooKeeper did not expire its sessions / elect another")
         if not self._await_registration(rec, victim, old.czxid if old else None, gone=False):
             raise SoakError(f"node {victim} thawed, but it did not register again")
         return f"node {victim} (controller) frozen with SIGSTOP until ZooKeeper expired its sessions, then thawed"
 
     def _expire_session(self, rec: Failover, before: S.Snapshot, fault_at: float) -> str:
-        from testing.expire import expire_session
-
         assert self.cluster is not None
         victim = self._controller_of(before)
         old = before.brokers.get(victim)
         both = self._counts["expire-session"] % 2 == 1
         self._counts["expire-session"] += 1
         hosts = self.cluster.zookeeper
-        if not expire_session(hosts, before.controller_session):
+        if not faults.expire_session(hosts, before.controller_session):
             raise SoakError(f"node {victim}'s controller session 0x{before.controller_session:x} was already gone")
         broker_session = old.session if both and old is not None else before.controller_session
-        if broker_session != before.controller_session and not expire_session(hosts, broker_session):
+        if broker_session != before.controller_session and not faults.expire_session(hosts, broker_session):
             raise SoakError(f"node {victim}'s broker session 0x{broker_session:x} was already gone")
         if not self._await_new_controller(rec, before, fault_at, self._session_wait()):
             raise SoakError(f"node {victim}'s controller session expired, but no new controller was elected")
@@ -432,20 +306,20 @@ class FailoverSoak:
         assert self.cluster is not None
         victim = self._controller_of(before)
         old = before.brokers.get(victim)
-        self.cluster.kill(victim)
-        if not self._await_new_controller(rec, before, fault_at, self._session_wait()):
-            raise SoakError(f"node {victim} killed, but no new controller was elected")
-        # Kafka refuses to start a broker whose id the old process's session still holds: start once it expired.
-        if not self._await_registration(rec, victim, old.czxid if old else None, gone=True):
-            raise SoakError(f"node {victim} killed, but its registration did not expire")
-        self.cluster.start(victim, self.o.recover_timeout_s)
+
+        def expired() -> None:
+            if not self._await_new_controller(rec, before, fault_at, self._session_wait()):
+                raise SoakError(f"node {victim} killed, but no new controller was elected")
+            # Kafka refuses to start a broker whose id the old process's session still holds: start once it expired.
+            if not self._await_registration(rec, victim, old.czxid if old else None, gone=True):
+                raise SoakError(f"node {victim} killed, but its registration did not expire")
+
+        faults.kill_node(self.cluster, victim, until=expired, start_timeout=self.o.recover_timeout_s)
         if not self._await_registration(rec, victim, old.czxid if old else None, gone=False):
             raise SoakError(f"node {victim} started again, but it did not register")
         return f"node {victim} (controller) killed with SIGKILL, started again once its sessions expired"
 
     def _zookeeper_leader(self, rec: Failover, before: S.Snapshot, fault_at: float) -> str:
-        import signal
-
         assert self.cluster is not None
         zk = self.cluster.stack.zk
         leader = zk.leader()
@@ -456,21 +330,18 @@ class FailoverSoak:
         others = [m for m in zk.members if m.myid != leader.myid]
         if freeze:
             pause = self.o.session_timeout_ms / 1000 + 2
-            zk.pause(leader.myid)
-            try:
-                time.sleep(pause)
-            finally:
-                zk.resume(leader.myid)
+            faults.freeze_zookeeper(self.cluster, lambda _server: time.sleep(pause))
             what = f"ZooKeeper leader {leader.myid} frozen (SIGSTOP) for {pause:.0f} s, then resumed"
         else:
-            zk.kill(leader.myid, signal.SIGKILL)
 
             def elected() -> tuple[bool, str]:
                 return any(zk.mode(m.myid) == "leader" for m in others), "electing"
 
-            if not _wait(f"#{rec.index} {rec.kind}: a new ZooKeeper leader", elected, 60, self.say):
-                raise SoakError(f"ZooKeeper leader {leader.myid} killed, but the others elected no leader")
-            zk.restart(leader.myid, timeout=60)
+            def reelected() -> None:
+                if not wait(f"#{rec.index} {rec.kind}: a new ZooKeeper leader", elected, 60, self.say):
+                    raise SoakError(f"ZooKeeper leader {leader.myid} killed, but the others elected no leader")
+
+            faults.kill_zookeeper_server(zk, leader.myid, until=reelected, timeout=60)
             what = f"ZooKeeper leader {leader.myid} killed (SIGKILL), then started again"
         zk.wait_serving(60)
         snap = self.snapshot()
@@ -480,115 +351,10 @@ class FailoverSoak:
 
     # -- the checks ------------------------------------------------------------------------------------------
     def check(self, rec: Failover, before: S.Snapshot, extra: Sequence[OpRecord] = ()) -> None:
-        """Every check above, with the load paused, into ``rec``; ``extra``: operations journaled by the caller
-        (a test's own requests), judged by the ledger with the load's."""
-        from migrate.rehearse import ledger
-
-        assert self.session is not None and self.load is not None
-        self._reassignments_finished(rec)
-        snap = self.snapshot()
-        rec.controller_after, rec.epoch_after = snap.controller, snap.epoch
-        rec.moved = snap.controller_session != before.controller_session
-        self._one_controller(rec, snap)
-        self._epoch(rec, before, snap)
-        self._states(rec, snap)
-        self._writers(rec)
-        found = ledger.verify([*self.load.records(), *extra], self.session)
-        rec.evidence.append(f"ledger: {found.summary}")
-        if not found.ok:
-            rec.violations += [f"ledger: {line}" for line in found.evidence]
-        self._logs(rec)
-
-    def _reassignments_finished(self, rec: Failover) -> None:
-        def probe() -> tuple[bool, str]:
-            snap = self.snapshot()
-            moving = [f"{t}-{p}" for t, p in snap.reassigning()] + (
-                ["/admin/reassign_partitions"] if snap.reassign_znode else []
-            )
-            return not moving, f"still moving: {', '.join(moving[:4])}"
-
-        if not _wait(f"#{rec.index} {rec.kind}: every reassignment finished", probe,
-                     self.o.reassignment_timeout_s, self.say, 0.25):  # fmt: skip
-            rec.violations.append(f"reassignments not finished within {self.o.reassignment_timeout_s:.0f} s: "
-                                  f"{probe()[1]}")  # fmt: skip
-
-    def _one_controller(self, rec: Failover, snap: S.Snapshot) -> None:
-        active, down = self._active_by_metrics()
-        rec.evidence.append(f"/controller: {snap.controller}; active by metrics: {active}")
-        if snap.controller is None or snap.controller not in snap.brokers:
-            rec.violations.append(f"/controller names {snap.controller}, not a registered broker")
-        if active != ([snap.controller] if snap.controller is not None else []) or down:
-            rec.violations.append(f"active controllers by the nodes' metrics: {active} (down: {down}), "
-                                  f"/controller names {snap.controller}")  # fmt: skip
-
-    def _epoch(self, rec: Failover, before: S.Snapshot, snap: S.Snapshot) -> None:
-        old, new = before.epoch, snap.epoch
-        rec.evidence.append(f"controller epoch {old} -> {new}, /controller session "
-                            f"0x{before.controller_session:x} -> 0x{snap.controller_session:x}")  # fmt: skip
-        if old is None or new is None:
-            rec.violations.append(f"controller epoch unreadable: {old} -> {new}")
-        elif rec.kind in DEPOSING and new <= old:
-            rec.violations.append(f"the controller was deposed but the epoch did not rise: {old} -> {new}")
-        elif new < old or (rec.moved and new == old):
-            rec.violations.append(f"controller epoch {old} -> {new} with /controller held by another session")
-
-    def _states(self, rec: Failover, snap: S.Snapshot) -> None:
-        """Every partition state's epoch at most the current one; written since the election: exactly it."""
-        assert self.session is not None
-        controller = self.session.read_data([paths.CONTROLLER]).get(paths.CONTROLLER)
-        elected_zxid = controller[1].czxid if controller is not None else 0
-        tps = [(t, p) for t, a in snap.topics.items() for p in a.partitions]
-        states = self.session.read_data([paths.partition_state(t, p) for t, p in tps])
-        since = 0
-        found_before = len(rec.violations)
-        for t, p in tps:
-            got = states.get(paths.partition_state(t, p))
-            if got is None:
-                continue
-            data, stat = got
-            try:
-                state = PartitionState.decode(paths.partition_state(t, p), data or b"")
-            except ZnodeFormatError as exc:
-                rec.violations.append(f"partition state {t}-{p} malformed: {exc}")
-                continue
-            if snap.epoch is not None and state.controller_epoch > snap.epoch:
-                rec.violations.append(f"{t}-{p}: state with controller epoch {state.controller_epoch} above the "
-                                      f"current {snap.epoch}")  # fmt: skip
-            if stat.mzxid > elected_zxid:
-                since += 1
-                if state.controller_epoch != snap.epoch:
-                    rec.violations.append(f"{t}-{p}: state written at zxid 0x{stat.mzxid:x}, after the current "
-                                          f"controller's election, with epoch {state.controller_epoch}, not "
-                                          f"{snap.epoch}")  # fmt: skip
-        bad = len(rec.violations) - found_before
-        rec.evidence.append(f"{len(tps)} partition states read, {since} written since the election; {bad} violation(s)")
-
-    def _writers(self, rec: Failover) -> None:
-        from migrate.rehearse import zkrecords
-
-        assert self.session is not None and self.cluster is not None
-        chroot = "/" + self.cluster.zookeeper.split("/", 1)[1]
-        znodes = zkrecords.changed_znodes(self.session)
-        audit = zkrecords.read_audit(self.cluster.txn_log_dirs(), chroot, merge=True)
-        # Each write is judged once: by the first check after it (the log read is the ensemble's whole history).
-        verdict = zkrecords.check_writes(audit, self._audited_zxid, znodes)
-        self._audited_zxid = max(self._audited_zxid, audit.last_zxid)
-        rec.evidence.append(f"writers: {verdict.summary}")
-        if not verdict.ok:
-            rec.violations += [f"writers: {line}" for line in verdict.evidence[3:]] or [verdict.summary]
-
-    def _logs(self, rec: Failover) -> None:
-        assert self.cluster is not None
-        for n in self.cluster.nodes():
-            if n.log is None:
-                continue
-            with contextlib.suppress(OSError), open(n.log, "rb") as f:
-                f.seek(self._log_offsets.get(n.log, 0))
-                chunk = f.read()
-                self._log_offsets[n.log] = self._log_offsets.get(n.log, 0) + len(chunk)
-                for line in chunk.decode(errors="replace").splitlines():
-                    if BAD_LOG_LINES.search(line):
-                        rec.violations.append(f"node {n.broker_id} log: {line.strip()[:300]}")
+        """Every check of :mod:`testing.soak_checks`, with the load paused, into ``rec``; ``extra``: operations
+        journaled by the caller (a test's own requests), judged by the ledger with the load's."""
+        assert self._checks is not None
+        self._checks.check(rec, before, extra)
 
     # -- for a report ------------------------------------------------------------------------------------------
     def records(self) -> list[OpRecord]:

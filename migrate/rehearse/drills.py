@@ -9,6 +9,9 @@ step, and each fault is marked on the timeline.
 - ``expire-session``: freeze the active controller's process past its ZooKeeper session timeout, so ZooKeeper
   expires its sessions (a node cut off from ZooKeeper), then thaw it: it must find itself deposed, write nothing
   with its old epoch, and register again.
+
+The faults themselves are :mod:`testing.faults`' (the failover soak's too): a drill aims one, waits through it on
+the step's record, and tells the checks what it disrupted.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import TYPE_CHECKING
 from migrate.rehearse import admin
 from migrate.rehearse.host import MOVED, StepFailed
 from migrate.rehearse.state import Broker
+from testing import faults
 
 if TYPE_CHECKING:
     from migrate.rehearse.host import StepHost
@@ -51,34 +55,44 @@ def kill_controller(host: StepHost, rec: StepRecord) -> None:
     host.disrupted(f"drill kill-controller: SIGKILL of node {victim}, the active controller")
     host.mark(f"SIGKILL node {victim} (controller)")
     host.took_down(victim)
-    host.cluster.kill(victim)
-    if not host.wait(rec, "another controller elected", lambda: (
-            (c := host.snapshot().controller) is not None and c != victim, "none yet"), 60):  # fmt: skip
-        raise StepFailed(f"no new controller after node {victim} was killed")
-    host.mark(f"start node {victim}")
-    host.cluster.start(victim, host.options.restart_timeout)
+
+    def another_elected() -> tuple[bool, str]:
+        c = host.snapshot().controller
+        return c is not None and c != victim, "none yet"
+
+    def elected() -> None:
+        if not host.wait(rec, "another controller elected", another_elected, 60):
+            raise StepFailed(f"no new controller after node {victim} was killed")
+        host.mark(f"start node {victim}")
+
+    faults.kill_node(host.cluster, victim, until=elected, start_timeout=host.options.restart_timeout)
     host.rejoin(rec, victim, old.czxid if old else 0)
     host.settle(rec, host.options.step_settle)
     rec["detail"] = f"node {victim} killed with SIGKILL while it was the active controller, then started again"
 
 
 def pause_zookeeper(host: StepHost, rec: StepRecord) -> None:
-    what = host.cluster.pause_zookeeper()
-    host.disrupted(f"drill pause-zookeeper: {what} frozen for {host.options.zk_pause:.0f} s")
-    host.mark(f"pause {what}")
-    started = time.time()
-    try:
-        host.wait(rec, f"{what} frozen", lambda: (time.time() - started >= host.options.zk_pause,
-                 f"{time.time() - started:.0f}/{host.options.zk_pause:.0f} s"), host.options.zk_pause + 5)  # fmt: skip
-    finally:
-        host.cluster.resume_zookeeper()
+    pause = host.options.zk_pause
+
+    def frozen(what: str) -> str:
+        host.disrupted(f"drill pause-zookeeper: {what} frozen for {pause:.0f} s")
+        host.mark(f"pause {what}")
+        started = time.time()
+
+        def over() -> tuple[bool, str]:
+            return time.time() - started >= pause, f"{time.time() - started:.0f}/{pause:.0f} s"
+
+        host.wait(rec, f"{what} frozen", over, pause + 5)
+        return what
+
+    what = faults.freeze_zookeeper(host.cluster, frozen)
     host.mark(f"resume {what}")
     if not host.wait(
         rec, "every broker registered and every ISR full", lambda: _all_in_sync(host), host.options.isr_timeout
     ):
         raise StepFailed(f"the cluster did not recover within {host.options.isr_timeout:.0f} s of the ZooKeeper pause")
     host.settle(rec, host.options.step_settle)
-    rec["detail"] = f"{what} frozen (SIGSTOP) for {host.options.zk_pause:.0f} s, then resumed"
+    rec["detail"] = f"{what} frozen (SIGSTOP) for {pause:.0f} s, then resumed"
 
 
 def restart_during_reassignment(host: StepHost, rec: StepRecord) -> None:
@@ -112,7 +126,7 @@ def restart_during_reassignment(host: StepHost, rec: StepRecord) -> None:
     host.took_down(victim)
     if controller == victim:
         host.disrupted(f"drill restart-during-reassignment: restart of node {victim}, the controller")
-    host.cluster.restart(victim, None, host.options.restart_timeout)
+    faults.restart_node(host.cluster, victim, host.options.restart_timeout)
     still = len(host.snapshot().reassigning())
     admin.set_configs(boot, {MOVED: {"leader.replication.throttled.replicas": None,
                                      "follower.replication.throttled.replicas": None}},
@@ -136,17 +150,22 @@ def expire_session(host: StepHost, rec: StepRecord) -> None:
     host.disrupted(f"drill expire-session: node {victim}, the active controller, lost its ZooKeeper session")
     host.mark(f"freeze node {victim} (controller) past its session")
     host.took_down(victim)
-    host.cluster.freeze(victim)
-    try:
-        expired = host.wait(rec, f"ZooKeeper to expire node {victim}'s session", lambda: (
-            (b := host.snapshot().brokers.get(victim)) is None or (old is not None and b.czxid != old.czxid),
-            "registration still held"), host.options.session_timeout_ms / 1000 * 4)  # fmt: skip
-    finally:
-        host.cluster.thaw(victim)
+
+    def gone() -> tuple[bool, str]:
+        b = host.snapshot().brokers.get(victim)
+        return b is None or (old is not None and b.czxid != old.czxid), "registration still held"
+
+    def expired() -> bool:
+        timeout = host.options.session_timeout_ms / 1000 * 4
+        return host.wait(rec, f"ZooKeeper to expire node {victim}'s session", gone, timeout)
+
+    in_time = faults.freeze_node(host.cluster, victim, expired)
     host.mark(f"thaw node {victim}")
-    if not expired:
+    if not in_time:
         raise StepFailed(f"node {victim}'s session did not expire while it was frozen")
     host.rejoin(rec, victim, old.czxid if old else 0)
     host.settle(rec, host.options.step_settle)
-    rec["detail"] = (f"node {victim} (the active controller) frozen with SIGSTOP until ZooKeeper expired its session, "
-                     "then thawed: it registered again with a new session")  # fmt: skip
+    rec["detail"] = (
+        f"node {victim} (the active controller) frozen with SIGSTOP until ZooKeeper expired its session, "
+        "then thawed: it registered again with a new session"
+    )
