@@ -6,9 +6,10 @@ step, and each fault is marked on the timeline.
 - ``pause-zookeeper``: freeze a ZooKeeper server (the ensemble's leader) for ``--zk-pause`` seconds.
 - ``restart-during-reassignment``: start a throttled reassignment of ``rh-moved``, restart a broker it is adding
   replicas to while it runs, lift the throttle, wait for it to finish.
-- ``expire-session``: freeze the active controller's process past its ZooKeeper session timeout, so ZooKeeper
+- ``freeze-controller``: freeze the active controller's process past its ZooKeeper session timeout, so ZooKeeper
   expires its sessions (a node cut off from ZooKeeper), then thaw it: it must find itself deposed, write nothing
-  with its old epoch, and register again.
+  with its old epoch, and register again. (The soak's ``expire-session`` is another fault: the session ended on
+  the server, the process untouched.)
 
 The faults themselves are :mod:`testing.faults`' (the failover soak's too): a drill aims one, waits through it on
 the step's record, and tells the checks what it disrupted.
@@ -145,9 +146,9 @@ def restart_during_reassignment(host: StepHost, rec: StepRecord) -> None:
         raise StepFailed("the reassignment did not complete: " + ("; ".join(wrong) or "timed out"))
 
 
-def expire_session(host: StepHost, rec: StepRecord) -> None:
+def freeze_controller(host: StepHost, rec: StepRecord) -> None:
     victim, old = _aim(host)
-    host.disrupted(f"drill expire-session: node {victim}, the active controller, lost its ZooKeeper session")
+    host.disrupted(f"drill freeze-controller: node {victim}, the active controller, lost its ZooKeeper session")
     host.mark(f"freeze node {victim} (controller) past its session")
     host.took_down(victim)
 

@@ -22,7 +22,7 @@ DRILLS: dict[str, Callable[[StepHost, StepRecord], None]] = {
     "kill-controller": drills.kill_controller,
     "pause-zookeeper": drills.pause_zookeeper,
     "restart-during-reassignment": drills.restart_during_reassignment,
-    "expire-session": drills.expire_session,
+    "freeze-controller": drills.freeze_controller,
 }
 
 
