@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 DRILL_NAMES = ("kill-controller", "pause-zookeeper", "restart-during-reassignment", "freeze-controller")
 #: Names refused with the drill to use instead, not taken as aliases: "expire-session" would promise a session
 #: ended on the server (what the failover soak's expire-session does), while this drill freezes the process.
-RENAMED_DRILLS = {"expire-session": "freeze-controller"}
+REFUSED_DRILLS = {"expire-session": "freeze-controller"}
 CLIENTS = ("confluent-kafka", "kafka-python")
 
 
@@ -49,7 +49,7 @@ def _seconds(text: str) -> float:
 
 
 def _drill(text: str) -> str:
-    new = RENAMED_DRILLS.get(text)
+    new = REFUSED_DRILLS.get(text)
     if new is not None:
         raise argparse.ArgumentTypeError(f"drill {text!r} is now {new!r} (it freezes the active controller)")
     return text
