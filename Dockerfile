@@ -17,6 +17,7 @@ COPY zkmodel ./zkmodel
 COPY controller ./controller
 COPY migrate ./migrate
 COPY observability ./observability
+COPY testing ./testing
 RUN pip install --no-cache-dir . \
     && rm -rf /src \
     && useradd --system --uid 10001 --user-group --no-create-home --shell /usr/sbin/nologin bridgekeeper

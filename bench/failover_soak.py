@@ -1,5 +1,5 @@
 """Repeated induced failovers under client load (issue 15): the cycle of ``tests/reliability/test_failovers.py``
-(:mod:`migrate.rehearse.failovers`) run as a soak, with live progress and a summary.
+(:mod:`testing.failover_soak`) run as a soak, with live progress and a summary.
 
 A 3-server ZooKeeper ensemble and 3 node processes of our own on 127.0.0.1, confluent-kafka and kafka-python
 workers running the rehearsal's admin load; failovers cycle through the four kinds (a frozen controller's sessions
@@ -29,7 +29,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from migrate.rehearse.failovers import KINDS, Failover, FailoverSoak, SoakOptions, Summary
+from testing.failover_soak import KINDS, Failover, FailoverSoak, SoakOptions, Summary
 
 
 def _s(value: float | None) -> str:

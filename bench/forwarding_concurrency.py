@@ -46,7 +46,7 @@ from bench.stackbench import controller_and_broker, create_topics, percentile
 from controller.config.keys import FORWARDING_MAX_IN_FLIGHT
 from controller.devstack.stack import Stack
 from controller.wire.client import KafkaClient
-from tests.stackutil import metric_sum, metrics_url
+from testing.stack import metric_sum, metrics_url
 
 INCREMENTAL_ALTER_CONFIGS = 44
 VERSION = 1

@@ -21,7 +21,7 @@ from kazoo.client import KazooClient
 from bench.stackbench import controller_and_broker, create_topics, percentile, timed_alter
 from controller.devstack.stack import Stack
 from controller.wire.client import KafkaClient
-from tests.stackutil import metric_sum, metrics_url
+from testing.stack import metric_sum, metrics_url
 
 TOPIC = "bench-forwarding"
 

@@ -18,7 +18,7 @@ from kio.static.primitive import i8, i16, i32, i32Timedelta
 
 from controller.devstack.stack import NodeProcess, Stack
 from controller.wire.client import KafkaClient
-from tests.stackutil import controller_id
+from testing.stack import controller_id
 
 TOPIC_ALREADY_EXISTS = 36
 

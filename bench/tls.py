@@ -26,7 +26,7 @@ from controller.devstack import certs
 from controller.devstack.stack import Stack
 from controller.security.tls import TlsSettings, pem_truststore
 from controller.wire.client import KafkaClient
-from tests.stackutil import listener_ports
+from testing.stack import listener_ports
 
 TOPIC = "bench-tls"
 VERSIONS = ApiVersionsRequest(client_software_name="bench", client_software_version="1")

@@ -21,7 +21,10 @@ if TYPE_CHECKING:
     from migrate.rehearse.cluster import Cluster
     from migrate.twin.nodes import Launch, TwinNodes
 
-DRILL_NAMES = ("kill-controller", "pause-zookeeper", "restart-during-reassignment", "expire-session")
+DRILL_NAMES = ("kill-controller", "pause-zookeeper", "restart-during-reassignment", "freeze-controller")
+#: Names refused with the drill to use instead, not taken as aliases: "expire-session" would promise a session
+#: ended on the server (what the failover soak's expire-session does), while this drill freezes the process.
+REFUSED_DRILLS = {"expire-session": "freeze-controller"}
 CLIENTS = ("confluent-kafka", "kafka-python")
 
 
@@ -43,6 +46,13 @@ def _seconds(text: str) -> float:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
     return value
+
+
+def _drill(text: str) -> str:
+    new = REFUSED_DRILLS.get(text)
+    if new is not None:
+        raise argparse.ArgumentTypeError(f"drill {text!r} is now {new!r} (it freezes the active controller)")
+    return text
 
 
 def _node_set(text: str) -> tuple[int, str, str]:
@@ -240,9 +250,10 @@ def _run(args: argparse.Namespace, cluster: Cluster, from_ibp: str, to_ibp: str,
     from controller.exits import CommandError
     from migrate.rehearse.cluster import ClusterError
     from migrate.rehearse.display import Display
+    from migrate.rehearse.host import Options
     from migrate.rehearse.load import LoadError
     from migrate.rehearse.report import write_report
-    from migrate.rehearse.run import Options, Rehearsal
+    from migrate.rehearse.run import Rehearsal
 
     opts = Options(
         from_ibp=from_ibp, to_ibp=to_ibp, out_dir=out_dir, drills=list(args.drill), lockdown=args.lockdown,
@@ -299,7 +310,7 @@ def configure(r: argparse.ArgumentParser) -> None:
     r.add_argument("--zk-servers", type=int, choices=(1, 3), default=3, help="ZooKeeper servers to start (default 3)")
     r.add_argument("--attach", metavar="INVENTORY", help="rehearse on a running cluster described by this JSON file")
     r.add_argument("--lockdown", action="store_true", help="lock ZooKeeper's ACLs after the bump (lockdown apply)")
-    r.add_argument("--drill", action="append", default=[], choices=DRILL_NAMES,
+    r.add_argument("--drill", action="append", default=[], type=_drill, choices=DRILL_NAMES,
                    help="a fault to inject mid-roll (repeatable)")  # fmt: skip
     r.add_argument(
         "-o",

@@ -203,7 +203,7 @@ NODE_COMMANDS = ("restart", "kill", "start", "freeze", "thaw")
 #: What each drill needs from an attached cluster's inventory.
 DRILL_NEEDS: dict[str, tuple[str, ...]] = {
     "kill-controller": ("kill", "start"),
-    "expire-session": ("freeze", "thaw"),
+    "freeze-controller": ("freeze", "thaw"),
     "restart-during-reassignment": ("restart",),
     "pause-zookeeper": ("zookeeper_pause", "zookeeper_resume"),
 }

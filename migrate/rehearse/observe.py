@@ -98,10 +98,6 @@ class Monitor:
         if self._thread.is_alive():
             self._thread.join(10)
 
-    def set_nodes(self, nodes: Sequence[NodeView]) -> None:
-        with self._lock:
-            self._nodes = list(nodes)
-
     def mark(self, kind: str, label: str) -> None:
         with self._lock:
             self.events.append({"t": time.time(), "kind": kind, "label": label})  # type: ignore[typeddict-item]

@@ -12,8 +12,9 @@ from kazoo.client import KazooClient
 
 from controller.devstack.stack import Stack
 from controller.logtags import UNEXPECTED
+from testing.stack import controller_id
 from tests.integration.cluster import wait_for
-from tests.stackutil import controller_id, every_node_sees_every_broker
+from tests.stackutil import every_node_sees_every_broker
 
 
 @dataclass

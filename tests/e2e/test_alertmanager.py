@@ -28,9 +28,9 @@ from kazoo.client import KazooClient
 
 from controller.devstack.stack import Stack
 from observability import alerts
+from testing.stack import controller_id
 from tests import promharness
 from tests.integration.cluster import wait_for
-from tests.stackutil import controller_id
 
 pytestmark = pytest.mark.e2e
 

@@ -6,9 +6,9 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic  # type: ignore[attr-defined]
 
+from testing.stack import controller_id
 from tests.e2e.conftest import RunningStack
 from tests.integration.cluster import wait_for
-from tests.stackutil import controller_id
 
 pytestmark = pytest.mark.e2e
 

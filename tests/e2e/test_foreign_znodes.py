@@ -22,9 +22,9 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
 from kafka.admin import KafkaAdminClient, NewTopic
 
 from controller.devstack.stack import NodeProcess
+from testing.stack import controller_id
 from tests.e2e.conftest import RunningStack
 from tests.integration.cluster import wait_for
-from tests.stackutil import controller_id
 from zkmodel import paths
 
 pytestmark = pytest.mark.e2e

@@ -45,17 +45,10 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_f
 
 from controller.config.keys import DEFAULT_FORWARDING_MAX_IN_FLIGHT
 from controller.devstack.stack import NodeProcess, Stack
+from testing.stack import controller_id, metric_sum, metrics_url
 from tests.e2e.conftest import RunningStack
 from tests.integration.cluster import wait_for
-from tests.stackutil import (
-    assert_no_unexpected,
-    controller_id,
-    error_codes,
-    every_node_sees_every_broker,
-    metric_sum,
-    metrics_url,
-    stop_stack,
-)
+from tests.stackutil import assert_no_unexpected, error_codes, every_node_sees_every_broker, stop_stack
 
 pytestmark = pytest.mark.e2e
 

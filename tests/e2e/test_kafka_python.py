@@ -6,9 +6,9 @@ import pytest
 from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
 from kafka.errors import InvalidPartitionsError, TopicAlreadyExistsError, UnknownTopicOrPartitionError
 
+from testing.stack import controller_id
 from tests.e2e.conftest import RunningStack
 from tests.integration.cluster import wait_for
-from tests.stackutil import controller_id
 
 pytestmark = pytest.mark.e2e
 
@@ -72,7 +72,7 @@ def test_acl_apis_without_an_authorizer_answer_security_disabled(stack: RunningS
 
 def test_controller_event_timers_move(stack: RunningStack) -> None:
     """ControllerStats: the active controller times the CreateTopics it handles under TopicChange."""
-    from tests.stackutil import metric_sum, metrics_url
+    from testing.stack import metric_sum, metrics_url
 
     cid = controller_id(stack.zk)
     node = next(n for n in stack.stack.nodes if n.broker_id == cid)

@@ -36,10 +36,11 @@ from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, Ne
 from kafka.errors import TopicAlreadyExistsError
 
 from observability import alerts, dashboards, recording
+from testing.stack import controller_id, metric_sum, metrics_url
 from tests import promharness
 from tests.e2e.conftest import RunningStack
 from tests.integration.cluster import wait_for
-from tests.stackutil import controller_id, every_node_sees_every_broker, metric_sum, metrics_url
+from tests.stackutil import every_node_sees_every_broker
 from zkmodel import paths
 from zkmodel.topics import PartitionState, TopicAssignment
 

@@ -44,7 +44,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningStack]:
     """Four nodes (the shared e2e fixture runs three)."""
     from kazoo.client import KazooClient
 
-    from tests.stackutil import controller_id
+    from testing.stack import controller_id
 
     s = Stack(nodes=STACK_NODES, data_dir=Path(tmp_path_factory.mktemp("stack")), overrides=STACK_OVERRIDES)
     s.start()

@@ -12,8 +12,9 @@ from kafka import TopicPartition as KTP
 from kafka.admin import KafkaAdminClient, NewTopic
 
 from controller.devstack.stack import Stack
+from testing.stack import controller_id
 from tests.integration.cluster import wait_for
-from tests.stackutil import controller_id, every_node_sees_every_broker
+from tests.stackutil import every_node_sees_every_broker
 from zkmodel import paths
 from zkmodel.topics import PartitionState, TopicAssignment
 
@@ -102,7 +103,7 @@ def test_stopped_broker_leaves_and_restarted_broker_rejoins_the_isr(tmp_path: Pa
 
 
 def _controller(zk) -> int:  # type: ignore[no-untyped-def]
-    from tests.stackutil import controller_id
+    from testing.stack import controller_id
 
     found = controller_id(zk)
     assert found is not None

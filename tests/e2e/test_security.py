@@ -62,9 +62,9 @@ from controller.devstack.stack import Stack
 from controller.logtags import UNEXPECTED
 from controller.security.principal import KafkaPrincipal, serialize
 from controller.security.scram import credential_from_string, credential_to_string, make_credential
+from testing.stack import controller_id, listener_ports, metric_sum, metrics_url
 from tests.e2e.conftest import RunningStack
 from tests.integration.cluster import wait_for
-from tests.stackutil import controller_id, listener_ports, metric_sum, metrics_url
 from zkmodel.configs import EntityConfig, sanitize
 
 pytestmark = pytest.mark.e2e

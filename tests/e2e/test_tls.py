@@ -48,8 +48,8 @@ from kazoo.client import KazooClient
 
 from controller.devstack import certs
 from controller.devstack.stack import Stack
+from testing.stack import controller_id, listener_ports, metric_sum, metrics_url
 from tests.integration.cluster import wait_for
-from tests.stackutil import controller_id, listener_ports, metric_sum, metrics_url
 
 pytestmark = pytest.mark.e2e
 

@@ -16,8 +16,8 @@ from kazoo.client import KazooClient
 from kazoo.security import OPEN_ACL_UNSAFE, READ_ACL_UNSAFE, make_digest_acl
 
 from controller.devstack.stack import Stack
+from testing.stack import controller_id, metric_sum, metrics_url
 from tests.integration.cluster import wait_for
-from tests.stackutil import controller_id, metric_sum, metrics_url
 
 pytestmark = pytest.mark.e2e
 

@@ -16,9 +16,9 @@ import pytest
 from kazoo.client import KazooClient
 
 from controller.config.keys import UNSAFE_JOIN_KAFKA_CHROOT
+from testing.stack import controller_id
 from tests import stackutil
 from tests.integration.cluster import wait_for
-from tests.stackutil import controller_id
 from zkmodel import paths
 from zkmodel.brokers import BrokerRegistration, EndPoint
 

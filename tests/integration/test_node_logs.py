@@ -19,8 +19,9 @@ from kafka.admin import KafkaAdminClient, NewTopic
 from controller.cli import build_parser
 from controller.exits import UsageError
 from controller.logs import levels_from_env
+from testing.stack import listener_ports
 from tests.integration.cluster import wait_for
-from tests.stackutil import listener_ports, read_until
+from tests.stackutil import read_until
 
 pytestmark = pytest.mark.integration
 BIN = [sys.executable, "-m", "controller.cli", "node"]

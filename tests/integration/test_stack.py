@@ -13,9 +13,10 @@ import pytest
 from kazoo.client import KazooClient
 
 from controller.logtags import UNEXPECTED
+from testing.stack import controller_id
 from tests import stackutil
 from tests.integration.cluster import wait_for
-from tests.stackutil import controller_id, metric
+from tests.stackutil import metric
 from zkmodel import paths
 from zkmodel.brokers import BrokerRegistration
 

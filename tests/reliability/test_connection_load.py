@@ -64,8 +64,9 @@ from kio.index import load_request_schema, load_response_schema
 from kio.serial import entity_reader, entity_writer
 
 from controller.devstack.stack import NodeProcess, Stack
+from testing.stack import controller_id, metrics_url
 from tests.integration.cluster import wait_for
-from tests.stackutil import assert_no_unexpected, controller_id, every_node_sees_every_broker, metrics_url, stop_stack
+from tests.stackutil import assert_no_unexpected, every_node_sees_every_broker, stop_stack
 from zkmodel import paths
 from zkmodel.errorcodes import by_code
 

@@ -61,17 +61,10 @@ from kazoo.client import KazooClient
 
 from controller.devstack.stack import Stack
 from controller.zk.bulk_read import read_data
+from testing.stack import controller_id, metric_sum, metrics_url
 from tests.e2e.test_forwarding import Admin
 from tests.integration.cluster import wait_for
-from tests.stackutil import (
-    assert_no_unexpected,
-    controller_id,
-    error_codes,
-    every_node_sees_every_broker,
-    metric_sum,
-    metrics_url,
-    stop_stack,
-)
+from tests.stackutil import assert_no_unexpected, error_codes, every_node_sees_every_broker, stop_stack
 from zkmodel import paths
 from zkmodel.configs import ConfigChangeNotification
 from zkmodel.kafka_acls import PatternType, ResourcePattern, ResourceType, encode_literal_acl_change

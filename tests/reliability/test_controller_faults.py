@@ -19,8 +19,9 @@ from kazoo.exceptions import BadVersionError
 
 from controller.devstack.stack import Stack
 from controller.zk.bulk_read import read_data
+from testing.stack import controller_id
 from tests.integration.cluster import wait_for
-from tests.stackutil import controller_id, metric
+from tests.stackutil import metric
 from zkmodel import paths
 from zkmodel.admin import PartitionReassignmentZnode, TopicPartition
 from zkmodel.election import decode_controller_epoch
@@ -177,7 +178,7 @@ def test_frozen_controller_resumes_as_a_zombie_and_writes_nothing(make_stack: li
 def test_a_broker_session_expired_alone_registers_again(make_stack: list[Stack], tmp_path: Path) -> None:
     """With a controller identity of its own (lockdown's layout) a node holds two sessions. The controller's
     re-registers the broker after an expiry of its own; the broker's expiring alone must do it too."""
-    from controller.zk.expire import expire_session
+    from testing.expire import expire_session
 
     stack = Stack(nodes=2, data_dir=tmp_path / "stack", ibp="3.9", overrides={
         "zookeeper.session.timeout.ms": SESSION_MS, "bridgekeeper.zookeeper.digest": "broker:b-secret",

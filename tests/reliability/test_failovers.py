@@ -4,7 +4,7 @@ A 3-server ZooKeeper ensemble, 3 node processes at IBP 3.9 (brokers forward admi
 confluent-kafka and kafka-python workers running a steady admin load and journaling every operation; twelve
 failovers, three of each kind (a frozen controller's sessions expired, the controller session expired on the
 server, SIGKILL, the ZooKeeper leader killed or frozen), each checked with the load paused
-(:mod:`migrate.rehearse.failovers`: one active controller, epochs, no write by a deposed controller in
+(:mod:`testing.failover_soak`: one active controller, epochs, no write by a deposed controller in
 ZooKeeper's own transaction log, every reassignment finished, every acknowledged write present, nothing
 duplicated). ``python -m bench.failover_soak`` runs the same cycle 50 times.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from migrate.rehearse.failovers import DEPOSING, KINDS, Failover, FailoverSoak, SoakOptions
+from testing.failover_soak import DEPOSING, KINDS, Failover, FailoverSoak, SoakOptions
 
 pytestmark = pytest.mark.reliability
 FAILOVERS = 12

@@ -40,9 +40,9 @@ import tenacity
 from kio.index import load_request_schema, load_response_schema
 from kio.serial import entity_reader, entity_writer
 
-from migrate.rehearse.failovers import Failover, FailoverSoak, SoakOptions
 from migrate.rehearse.ledger import ECHOES
 from migrate.rehearse.model import OpRecord
+from testing.failover_soak import Failover, FailoverSoak, SoakOptions
 from tests.integration.cluster import wait_for
 from zkmodel.errorcodes import by_code
 

@@ -178,7 +178,7 @@ def test_the_load_does_not_reassign_a_partition_whose_move_is_under_way() -> Non
     """Kafka's Metadata lists a moving partition's adding replicas too: a target built from that list would
     raise the topic's RF, which the journal holds it to (a CI run found [3, 2, 1] for an RF 2 topic)."""
     from migrate.rehearse.clients import WorkerSpec
-    from migrate.rehearse.load import _Topic, _Worker
+    from migrate.rehearse.load_worker import _Topic, _Worker
 
     class Client:
         ops = frozenset({"reassign"})

@@ -69,6 +69,7 @@ def test_refusals_are_one_line_exit_2(tmp_path: Path, args: list[str], message: 
     ("args", "fragment"),
     [
         ([*BASE, "--drill", "explode"], "invalid choice: 'explode'"),
+        ([*BASE, "--drill", "expire-session"], "argument --drill: drill 'expire-session' is now 'freeze-controller'"),
         ([*BASE, "--error-threshold", "2"], "expected a fraction between 0 and 1, got '2'"),
         ([*BASE, "--isr-timeout", "0"], "expected a positive number of seconds, got '0'"),
         ([*BASE, "--node-set", "x=y"], "expected BROKER_ID:KEY=VALUE, got 'x=y'"),
@@ -114,7 +115,7 @@ def test_inventory_mistakes_name_the_key(tmp_path: Path, doc: str, message: str)
 def test_help_lists_the_drills() -> None:
     result = bk("--help")
     assert result.returncode == 0
-    for drill in ("kill-controller", "pause-zookeeper", "restart-during-reassignment", "expire-session"):
+    for drill in ("kill-controller", "pause-zookeeper", "restart-during-reassignment", "freeze-controller"):
         assert drill in result.stdout
     assert orjson.dumps(None)  # the JSON library the inventory is read with is importable here
 
@@ -184,7 +185,8 @@ def test_kafka_unreachable_before_the_rolls_is_exit_3(tmp_path: Path, monkeypatc
     """No broker answers the rehearsal's first request (its topics): Unreachable, not a failed check."""
     from migrate.rehearse import admin
     from migrate.rehearse.cluster import NodeView
-    from migrate.rehearse.run import Options, Rehearsal
+    from migrate.rehearse.host import Options
+    from migrate.rehearse.run import Rehearsal
 
     def no_broker(bootstrap: list[str], _topics: object) -> None:
         raise admin.KafkaUnreachable(f"cannot reach the cluster at {','.join(bootstrap)}: Unable to bootstrap")

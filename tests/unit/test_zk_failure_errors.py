@@ -43,11 +43,11 @@ from controller.zk.errors import (
     ZkTimeout,
     ZkUnavailable,
 )
-from controller.zk.expire import session_password
 from controller.zk.fenced_session import FencedSession
 from controller.zk.fenced_writer import FencedWriter
 from controller.zk.ops import Check, Create, Op, SetData
 from controller.zk.session import ZkSession
+from testing.expire import session_password
 from zkmodel import errorcodes as E
 from zkmodel import paths
 from zkmodel.errorcodes import KafkaApiError, KafkaError

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 from migrate.rehearse.report.figures import figures
 from migrate.rehearse.report.render import rehearsal_json, render_html, write_report
-from migrate.rehearse.report.view import MARGIN, MAX_POINTS, build_view, nice_bucket, safe_href, short_name
+from migrate.rehearse.report.step_views import short_name
+from migrate.rehearse.report.style import MARGIN, MAX_POINTS, nice_bucket
+from migrate.rehearse.report.view import build_view, safe_href
 
 __all__ = [
     "MARGIN", "MAX_POINTS", "build_view", "figures", "nice_bucket", "rehearsal_json", "render_html", "safe_href",

@@ -16,7 +16,8 @@ from markupsafe import Markup
 from migrate import htmlreport
 from migrate.htmlreport import TEMPLATE, label
 from migrate.rehearse.model import OPS, OpRecord, Rehearsal, RouteSample
-from migrate.rehearse.report.view import (
+from migrate.rehearse.report.step_views import StepView, ended, step_views
+from migrate.rehearse.report.style import (
     CONTROLLER,
     DRILL,
     FAILED,
@@ -28,15 +29,12 @@ from migrate.rehearse.report.view import (
     OP_COLOURS,
     PHASE_COLOURS,
     SKIPPED,
-    StepView,
     clock,
-    ended,
     iso,
     nice_bucket,
     plural,
     seconds,
-    step_views,
-)  # fmt: skip
+)
 
 
 # -- figures -------------------------------------------------------------------------------------------------------

@@ -11,7 +11,8 @@ import orjson
 from migrate import htmlreport
 from migrate.atomic import write_atomic
 from migrate.rehearse.model import Rehearsal
-from migrate.rehearse.report.view import build_view, duration
+from migrate.rehearse.report.style import duration
+from migrate.rehearse.report.view import build_view
 
 
 # -- rendering -----------------------------------------------------------------------------------------------------

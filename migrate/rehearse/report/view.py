@@ -1,5 +1,6 @@
-"""What the report shows, computed from the record: verdicts, steps, the check grid, the figures' shared
-constants (colours, margins). No plotting here, so the page's text can be tested without plotly."""
+"""What the report shows, computed from the record: verdicts, steps, the check grid, the header's numbers. No
+plotting here (the plots are :mod:`.figures`', the colours and formats :mod:`.style`'s), so the page's text is
+tested apart from the plots."""
 
 from __future__ import annotations
 
@@ -15,91 +16,21 @@ from urllib.parse import quote
 from markupsafe import Markup
 
 from migrate import htmlreport
-from migrate.htmlreport import label
-from migrate.rehearse.model import CHECKS, OPS, CheckRecord, Rehearsal, StepRecord
+from migrate.rehearse.model import CHECKS, Rehearsal
+from migrate.rehearse.report.figures import figure_divs
+from migrate.rehearse.report.step_views import StepView, step_views
+from migrate.rehearse.report.style import duration, plural, seconds
 
 TITLES = {cid: title for cid, title, _why in CHECKS}
 WHY = {cid: why for cid, _title, why in CHECKS}
-PHASE_COLOURS = {
-    "pre-flight": "#8a8a8a", "roll-1": "#4e79a7", "roll-2": "#8a5fb3", "lockdown": "#9c755f", "post-flight": "#8a8a8a",
-}  # fmt: skip
-DRILL = "#f28e2b"
-FAILED = "#d62728"
-FAILED_DARK = "#a11d1d"
-SKIPPED = "#bdbdbd"
-OK = "#2e8b3e"
-CONTROLLER = "#1f3f77"
-#: Op kinds on the latency plot: Tableau colours without red (failures) or orange (drills); metadata, the one
-#: read, grey.
-OP_COLOURS = dict(
-    zip(OPS, ("#4e79a7", "#499894", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#2f4b7c", "#a0a0a0"),
-        strict=True)
-)  # fmt: skip
-#: Every time plot has these margins, so their x axes line up on the page (the timeline's step names fit in l).
-MARGIN = {"l": 190, "r": 80, "t": 40, "b": 50}
-#: Above this many acknowledged operations the latency plot draws a thinned sample (SVG stays responsive).
-MAX_POINTS = 12_000
 #: Evidence beyond this many lines per check (already capped upstream) or characters per line is cut here.
 EVIDENCE_LINES = 120
 EVIDENCE_CHARS = 2_000
-LATENCY_TICKS = {1e-4: "0.1 ms", 1e-3: "1 ms", 1e-2: "10 ms", 0.1: "100 ms", 1.0: "1 s", 10.0: "10 s", 100.0: "100 s"}
-BUCKETS = (1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400)
 
 
 # -- small helpers -----------------------------------------------------------------------------------------------
-def iso(t: float) -> str:
-    """A Unix time as plotly reads a date (UTC, milliseconds): strings keep the figure JSON deterministic."""
-    return datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
-
-
-def clock(t: float) -> str:
-    return datetime.fromtimestamp(t, tz=UTC).strftime("%H:%M:%S")
-
-
-def duration(seconds: float) -> str:
-    """``4 min 12 s`` rather than ``252.3 s``: the header is read by people."""
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    s = round(seconds)
-    h, rest = divmod(s, 3600)
-    m, s = divmod(rest, 60)
-    return f"{h} h {m} min" if h else f"{m} min {s} s"
-
-
-def plural(n: int, word: str, words: str | None = None) -> str:
-    return f"{n:,} {word if n == 1 else (words or word + 's')}"
-
-
 def anchor(prefix: str, text: str) -> str:
     return f"{prefix}-" + (re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-") or "x")
-
-
-def short_name(step: StepRecord) -> str:
-    """A step's name short enough for a band label or a timeline row (the full name is in the hover and the
-    tables): ``r1 n2``, ``r2 n3 ctl``, ``kill-controller``, ``pre-flight``."""
-    name, phase, node = step["name"], step["phase"], step["node"]
-    if step["kind"] == "restart" and phase in ("roll-1", "roll-2"):
-        text = "r1" if phase == "roll-1" else "r2"
-        text += f" n{node}" if node is not None else " (every node)"
-        if "controller" in name:
-            text += " ctl"
-        return text
-    if step["kind"] == "drill":
-        return name.removeprefix("drill ")[:24]
-    if step["kind"] in ("check", "lockdown") and name == phase:
-        return name
-    return name if len(name) <= 24 else name[:23] + "\N{HORIZONTAL ELLIPSIS}"
-
-
-def ended(step: StepRecord) -> float:
-    """A step's end; its start while it runs (the record is written as it grows, an unfinished step has 0.0)."""
-    return max(step["ended"], step["started"])
-
-
-def nice_bucket(span: float, per: int = 60) -> int:
-    """About ``span / per`` seconds, rounded up to a whole, readable width (at least 1 s)."""
-    want = max(span / per, 1.0)
-    return next((b for b in BUCKETS if b >= want), BUCKETS[-1])
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -107,12 +38,6 @@ def percentile(values: Sequence[float], q: float) -> float:
     if not values:
         return math.nan
     return values[min(len(values) - 1, max(0, math.ceil(q * len(values)) - 1))]
-
-
-def seconds(v: float) -> str:
-    if math.isnan(v):
-        return "none"
-    return f"{v * 1000:.0f} ms" if v < 1 else f"{v:.2f} s"
 
 
 def safe_href(path: str) -> str | None:
@@ -126,27 +51,6 @@ def safe_href(path: str) -> str | None:
 
 
 # -- the view ------------------------------------------------------------------------------------------------------
-@dataclass
-class WaitView:
-    what: str
-    seconds: float
-    ok: bool
-
-
-@dataclass
-class StepView:
-    step: StepRecord
-    short: str
-    row: str  # the timeline's category: the short name, made unique
-    anchor: str
-    status: str  # "ok", "failed" (the step itself), "checks-failed" (a check after it), "skipped"
-    start: float  # seconds since the rehearsal started
-    seconds: float
-    passed: int
-    failed: int
-    waits: list[WaitView]
-
-
 @dataclass
 class Cell:
     state: str  # "pass", "fail", "" (not run at this step)
@@ -238,33 +142,6 @@ def _cut(evidence: Sequence[str]) -> tuple[list[str], int]:
     lines = [str(e) if len(str(e)) <= EVIDENCE_CHARS else str(e)[:EVIDENCE_CHARS] + " …" for e in
              evidence[:EVIDENCE_LINES]]  # fmt: skip
     return lines, max(len(evidence) - EVIDENCE_LINES, 0)
-
-
-def step_views(doc: Rehearsal) -> list[StepView]:
-    checks_at: dict[int, list[CheckRecord]] = {}
-    for c in doc["checks"]:
-        checks_at.setdefault(c["step"], []).append(c)
-    seen: Counter[str] = Counter()
-    views = []
-    for s in doc["steps"]:
-        short = short_name(s)
-        seen[short] += 1
-        row = label(short if seen[short] == 1 else f"{short} ({seen[short]})")
-        mine = checks_at.get(s["index"], [])
-        failed = sum(1 for c in mine if c["verdict"] != "pass")
-        if s["outcome"] == "skipped":
-            status = "skipped"
-        elif s["outcome"] != "ok":
-            status = "failed"
-        else:
-            status = "checks-failed" if failed else "ok"
-        waits = [WaitView(w["what"], max(w["ended"] - w["started"], 0.0), w["ok"]) for w in s["waits"]]
-        views.append(StepView(
-            step=s, short=short, row=row, anchor=f"step-{s['index']}", status=status,
-            start=s["started"] - doc["started"], seconds=ended(s) - s["started"],
-            passed=len(mine) - failed, failed=failed, waits=waits,
-        ))  # fmt: skip
-    return views
 
 
 def _checks(doc: Rehearsal, steps: list[StepView]) -> tuple[list[StepView | None], list[str], list[CheckRow],
@@ -405,10 +282,6 @@ def build_view(doc: Rehearsal) -> View:
         *([Stat(seconds(max(failovers)), f"slowest controller failover of {len(failovers)}")] if failovers else []),
     ]  # fmt: skip
     artefacts = [ArtefactView(a["name"], a["path"], safe_href(a["path"]), a["description"]) for a in doc["artefacts"]]
-    from migrate.rehearse.report.figures import (
-        figure_divs,  # figures draw from this module: imported here, not at the top
-    )
-
     figures, notes = figure_divs(doc, steps)
     return View(
         doc=doc, passed=passed, verdict="PASSED" if passed else "FAILED", headline=headline, meta=meta,
