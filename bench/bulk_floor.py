@@ -158,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for op in state_ops:
             assert isinstance(op, SetData)
             s = PartitionState.decode(op.path, op.data)
-            CachedPartition(0, s.isr, (), (), 5, s)
+            CachedPartition(0, s.isr, s.isr, s.leader, s.leader_epoch, (), (), 5)
             built += 1
         return built
 

@@ -155,6 +155,12 @@ def register_fake_brokers(client: KazooClient) -> None:
         client.create(f"/brokers/ids/{broker_id}", registration.encode(), ephemeral=True, makepath=True)
 
 
+def elected_line(node: Node) -> str:
+    """The node's own account of its last failover (the end of its "elected controller" log line)."""
+    lines = [line for line in node.log.read_text().splitlines() if "elected controller with epoch" in line]
+    return lines[-1].split("elected controller", 1)[1] if lines else "(no failover line in its log)"
+
+
 def wait_failover(node: Node, timeout: float = 1800) -> float:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -214,6 +220,7 @@ def measure(
             started.append(first)
             cold_failover = wait_failover(first)
             say(f"first controller: ready in {first.ready_s:.2f}s, cold failover {cold_failover:.2f}s")
+            say(f"  its log: ...{elected_line(first)}")
             say("starting node 1 (broker and controller, hosting half the replicas) and a broker-only node ...")
             node = Node(work, connect, CONTROLLER_ID, "broker,controller")
             started.append(node)
@@ -225,8 +232,7 @@ def measure(
                 first.stop()
                 failover = wait_failover(node)
             settle([node.process.pid, broker.process.pid])
-            lines = [line for line in node.log.read_text().splitlines() if "elected controller with epoch" in line]
-            failover_log = lines[-1].split("elected controller", 1)[1] if lines else "(no failover line in its log)"
+            failover_log = elected_line(node)
             controller_rss = rss(node.process.pid)
             broker_rss = rss(broker.process.pid)
         finally:

@@ -421,7 +421,9 @@ class Controller:
         # fires an event that the diff-based handlers reconcile right after this failover.
         since = self.session.last_zxid
         self._register_watches()
+        waited = time.monotonic()
         image = self.standby(STANDBY_WAIT_S) if self.standby is not None else None
+        waited = time.monotonic() - waited
         if image is not None:
             ctx, report = context_from_image(
                 image, self.session, epoch, epoch_zk_version, uses_topic_ids=self.uses_topic_ids
@@ -457,7 +459,11 @@ class Controller:
         self._isr_change_notifications()
         self.last_load = report
         self.failover_seconds = time.monotonic() - started
-        loaded = "from the node's image" if report.source == "image" else f"{report.znodes_read} znodes"
+        loaded = (
+            f"from the node's image, caught up in {waited:.2f}s, built"
+            if report.source == "image"
+            else f"{report.znodes_read} znodes"
+        )
         return (
             f"elected controller with epoch {epoch}: loaded {report.brokers} broker(s), {report.topics} topic(s), "
             f"{report.partitions} partition(s) ({loaded} in {report.seconds:.2f}s), "
