@@ -7,7 +7,6 @@ cold-loaded node would."""
 from __future__ import annotations
 
 import contextlib
-import time
 from typing import Any
 
 import pytest
@@ -19,7 +18,7 @@ from kazoo.exceptions import BadVersionError, NoNodeError
 
 from controller.active.api import IsrUpdate, NewTopic
 from controller.active.failover import load_context
-from tests.integration.cluster import Cluster, cluster
+from tests.integration.cluster import Cluster, cluster, wait_for
 from tests.integration.test_image import _view
 from tests.integration.test_metadata_cache import truth, view
 from tests.zkharness import expire_session
@@ -37,7 +36,6 @@ IMAGED = (1, 2)  # controller candidates with an image; broker 3 is a plain brok
 
 def _settle(c: Cluster, zk: KazooClient, timeout: float = 30.0) -> None:
     """Wait until every image equals ZooKeeper and the active controller's context equals a cold load."""
-    unsettled: list[str] = []
 
     def settled() -> bool:
         expected = truth(zk)
@@ -46,22 +44,13 @@ def _settle(c: Cluster, zk: KazooClient, timeout: float = 30.0) -> None:
             assert cache is not None
             snap = cache.catch_up(5)
             if snap is None or view(snap) != expected:
-                unsettled[:] = [f"broker {broker_id}'s image"]
                 return False
         active = c.active()
         ctx = active.snapshot()
         cold, _r = load_context(c.nodes[active.broker_id].session, ctx.epoch, ctx.epoch_zk_version, uses_topic_ids=True)
-        if _view(ctx) != _view(cold):
-            unsettled[:] = ["the controller's context"]
-            return False
-        return True
+        return _view(ctx) == _view(cold)
 
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if settled():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"did not settle within {timeout:.0f}s: {unsettled}")
+    wait_for(settled, timeout, "every image equal to ZooKeeper, the controller's context equal to a cold load")
 
 
 def test_the_image_follows_every_writer(zk_hosts: str, zk: KazooClient) -> None:
