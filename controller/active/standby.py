@@ -17,6 +17,7 @@ state the image got wrong fails its version check rather than overwriting anythi
 
 from __future__ import annotations
 
+import logging
 import time
 
 from controller.active.context import ControllerContext, LiveBroker, PartitionInfo, TopicInfo
@@ -24,6 +25,8 @@ from controller.active.failover import LoadReport, load_admin_znodes
 from controller.image.snapshot import MetadataSnapshot
 from controller.zk.session import ZkSession
 from zkmodel.reassignment import ReplicaAssignment
+
+log = logging.getLogger(__name__)
 
 
 def context_from_image(
@@ -57,6 +60,10 @@ def context_from_image(
                 assignment = settled.get(replicas) or settled.setdefault(replicas, ReplicaAssignment(replicas))
             parts[p] = PartitionInfo(assignment, part.state, part.partition_epoch)
         topics[name] = info
+    for path, error in sorted(snapshot.unreadable.items()):
+        # reported as the cold load reports what it cannot read: the topic skipped, the partition without leader
+        log.error("skipping unreadable %s (as this node's image read it): %s", path, error)
+        report.bad_znodes.append(error)
     load_admin_znodes(session, ctx, report, uses_topic_ids=uses_topic_ids)
     report.seconds = time.monotonic() - started
     return ctx, report

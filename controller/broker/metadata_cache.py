@@ -94,6 +94,8 @@ class _Topic:
     states: dict[int, CachedPartition] = field(default_factory=dict)
     #: The topic znode's data version: of two sights of one incarnation, the higher version is the later.
     version: int = 0
+    #: Why the assignment could not be read (with ``assignment`` None).
+    error: str | None = None
 
 
 @dataclass
@@ -102,6 +104,26 @@ class _Model:
     broker_ids: set[int] = field(default_factory=set)
     brokers: dict[int, CachedBroker] = field(default_factory=dict)
     topics: dict[str, _Topic] = field(default_factory=dict)
+    #: Topic and state znodes that could not be decoded (path -> the error), and whether that changed since
+    #: the last snapshot.
+    unreadable: dict[str, str] = field(default_factory=dict)
+    unreadable_changed: bool = False
+
+    def readable(self, path: str, error: str | None) -> None:
+        """Record whether ``path`` decoded (``error`` None) or not."""
+        if error is None:
+            if self.unreadable.pop(path, None) is not None:
+                self.unreadable_changed = True
+        elif self.unreadable.get(path) != error:
+            self.unreadable[path] = error
+            self.unreadable_changed = True
+
+    def forget(self, name: str, topic: _Topic) -> list[str]:
+        """``topic`` is gone: its znodes are no longer unreadable. Returns its state paths (to unwatch)."""
+        state_paths = _state_paths(name, topic)
+        for path in [paths.topic(name), *state_paths]:
+            self.readable(path, None)
+        return state_paths
 
 
 @dataclass
@@ -165,6 +187,7 @@ class MetadataCache(WatchedCache[MetadataSnapshot]):
         delta = self._read(model, everything, self._watch_then_read)
         changed = self._apply(model, delta)
         old = self._snapshot
+        model.unreadable_changed = model.unreadable != old.unreadable
         self._model = model
         self._publish(changed_topics=set(old.topics) | set(model.topics) | changed, changed_partitions={})
         partitions = sum(len(t.states) for t in model.topics.values())
@@ -248,7 +271,7 @@ class MetadataCache(WatchedCache[MetadataSnapshot]):
                 name, p = kind
                 if isinstance(op, Delete):
                     if p is None and name in model.topics:  # a topic's znodes go before its own: it is gone
-                        unwatch += _state_paths(name, model.topics.pop(name))
+                        unwatch += model.forget(name, model.topics.pop(name))
                         changed_topics.add(name)
                     left.discard(op.path)
                     continue
@@ -270,6 +293,7 @@ class MetadataCache(WatchedCache[MetadataSnapshot]):
                         if old is not None and old.czxid == czxid and fresh.assignment is not None:
                             fresh.states = {q: st for q, st in old.states.items() if q in fresh.assignment.partitions}
                         model.topics[name] = fresh
+                        model.readable(op.path, fresh.error)
                         changed_topics.add(name)
                         if fresh.assignment is not None and (old is None or old.czxid != czxid):
                             # a new topic: exists watches on the states not written with it
@@ -285,7 +309,7 @@ class MetadataCache(WatchedCache[MetadataSnapshot]):
                         continue
                     held = topic.states.get(p)
                     if held is None or held.partition_epoch < version:
-                        decoded = _decode_or_none(op.path, data)
+                        decoded = self._decode_state_data(model, op.path, data)
                         topic.states[p] = _build_partition(p, topic.assignment, decoded, version)
                         if name not in changed_topics:
                             changed_partitions.setdefault(name, set()).add(p)
@@ -391,7 +415,7 @@ class MetadataCache(WatchedCache[MetadataSnapshot]):
         changed: set[str] = set()
         if delta.topic_names is not None:
             for gone in model.topics.keys() - delta.topic_names:
-                delta.unwatch += _state_paths(gone, model.topics.pop(gone))
+                delta.unwatch += model.forget(gone, model.topics.pop(gone))
                 changed.add(gone)
         for name, fresh in delta.topics.items():
             changed.add(name)
@@ -399,15 +423,16 @@ class MetadataCache(WatchedCache[MetadataSnapshot]):
             if fresh is None:
                 # Forget the name too: when it comes back, the children watch will show it as a new topic.
                 if old is not None:
-                    delta.unwatch += _state_paths(name, old)
+                    delta.unwatch += model.forget(name, old)
                 continue
             if old is not None and old.czxid == fresh.czxid and fresh.assignment is not None:
                 fresh.states = {p: s for p, s in old.states.items() if p in fresh.assignment.partitions}
             model.topics[name] = fresh
+            model.readable(paths.topic(name), fresh.error)
         for (name, p), result in delta.states.items():
             topic = model.topics.get(name)
             if topic is not None and topic.assignment is not None and p in topic.assignment.partitions:
-                topic.states[p] = self._decode_state(paths.partition_state(name, p), result, p, topic.assignment)
+                topic.states[p] = self._decode_state(model, paths.partition_state(name, p), result, p, topic.assignment)
         return changed
 
     def _decode_broker(self, broker_id: int, result: DataResult | None) -> CachedBroker | None:
@@ -422,16 +447,25 @@ class MetadataCache(WatchedCache[MetadataSnapshot]):
             return None
 
     def _decode_state(
-        self, path: str, result: DataResult | None, p: int, assignment: TopicAssignment
+        self, model: _Model, path: str, result: DataResult | None, p: int, assignment: TopicAssignment
     ) -> CachedPartition:
         if result is None:
+            model.readable(path, None)
             return _build_partition(p, assignment, None, -1)
         data, stat = result
+        return _build_partition(p, assignment, self._decode_state_data(model, path, data), stat.version)
+
+    def _decode_state_data(self, model: _Model, path: str, data: bytes | None) -> PartitionState | None:
+        """A state znode's data as served: None when unreadable (the partition is then served without leader,
+        and ``model`` lists the znode as unreadable)."""
         try:
-            return _build_partition(p, assignment, PartitionState.decode(path, data), stat.version)
+            decoded = PartitionState.decode(path, data)
         except ZnodeFormatError as exc:
             log.error("%s: serving the partition without leader: %s", self.name, exc)
-            return _build_partition(p, assignment, None, stat.version)
+            model.readable(path, str(exc))
+            return None
+        model.readable(path, None)
+        return decoded
 
     # -- publishing ------------------------------------------------------------------------------------------------
     def _publish(self, *, changed_topics: Iterable[str], changed_partitions: Mapping[str, set[int]]) -> None:
@@ -469,13 +503,23 @@ class MetadataCache(WatchedCache[MetadataSnapshot]):
         brokers: Mapping[int, CachedBroker] = old.brokers
         if dict(old.brokers) != model.brokers:
             brokers = MappingProxyType(dict(sorted(model.brokers.items())))
-        if topics is None and brokers is old.brokers and model.controller_id == old.controller_id:
+        unreadable = old.unreadable
+        if model.unreadable_changed:
+            unreadable = MappingProxyType(dict(model.unreadable))
+            model.unreadable_changed = False
+        if (
+            topics is None
+            and brokers is old.brokers
+            and model.controller_id == old.controller_id
+            and unreadable is old.unreadable
+        ):
             return
         new = MetadataSnapshot(
             brokers=brokers,
             topics=old.topics if topics is None else MappingProxyType(topics),
             controller_id=model.controller_id,
             version=self.version + 1,
+            unreadable=unreadable,
         )
         self._install(new)
 
@@ -539,24 +583,14 @@ def _rearm_points(zxids: Iterable[int]) -> dict[int, int]:
     return points
 
 
-def _decode_or_none(path: str, data: bytes | None) -> PartitionState | None:
-    """A state znode's data as served: None when unreadable (the partition is then served without leader)."""
-    try:
-        return PartitionState.decode(path, data)
-    except ZnodeFormatError as exc:
-        log.error("metadata cache: serving the partition without leader: %s", exc)
-        return None
-
-
 def _decode_topic_data(name: str, data: bytes | None, czxid: int, version: int) -> _Topic:
     path = paths.topic(name)
     try:
-        assignment: TopicAssignment | None = TopicAssignment.decode(path, data)
+        return _Topic(czxid, TopicAssignment.decode(path, data), version=version)
     except ZnodeFormatError as exc:
         # Kafka would read it as an empty assignment; we leave the topic out and keep watching the znode.
         log.error("metadata cache: skipping topic %s: %s", name, exc)
-        assignment = None
-    return _Topic(czxid, assignment, version=version)
+        return _Topic(czxid, None, version=version, error=str(exc))
 
 
 def _decode_topic(name: str, result: DataResult | None) -> _Topic | None:

@@ -9,7 +9,7 @@ the election instead of reading ZooKeeper again (:mod:`controller.active.standby
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
@@ -97,6 +97,10 @@ class MetadataSnapshot:
     topics: Mapping[str, CachedTopic]
     controller_id: int
     version: int
+    #: Topic and partition state znodes that could not be read (path -> what was wrong): a topic is left out,
+    #: a partition served without leader. A standby that loads from this snapshot reports them as the cold
+    #: load does.
+    unreadable: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def alive_broker_ids(self) -> tuple[int, ...]:

@@ -141,6 +141,9 @@ def test_a_context_from_the_image_equals_a_full_read(zk: KazooClient, session: Z
         assert sorted(image_report.topics_to_upgrade) == sorted(zk_report.topics_to_upgrade)
         assert (image_report.brokers, image_report.topics, image_report.partitions) == (3, 4, 9)
         assert (image_report.source, zk_report.source) == ("image", "zookeeper")
+        # what could not be read is reported by both, in the same words
+        assert image_report.bad_znodes == zk_report.bad_znodes and len(zk_report.bad_znodes) == 1
+    assert set(snap.unreadable) == {paths.partition_state("odd", 1)}
     odd = from_image.topics["odd"].partitions
     assert odd[0].state is None and odd[0].partition_epoch == -1  # missing
     assert odd[1].state is None and odd[1].partition_epoch == 0  # unreadable: its zkVersion still fences
