@@ -316,7 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"real node processes on the same tree ({loaded:,} partitions, brokers 1-6 registered):")
         print(
             f"  failover of a running broker (node 1 taking over from a stopped controller): {nodes.failover_s:.2f}s "
-            f"(issue 15's target: <= 1.1 s at 100k partitions, <= 12 s at 1M)"
+            f"(target: <= 1.1 s at 100k partitions, <= 12 s at 1M)"
         )
         print(f"    its log: ...{nodes.failover_log}")
         print(

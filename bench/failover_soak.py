@@ -1,4 +1,4 @@
-"""Repeated induced failovers under client load (issue 15): the cycle of ``tests/reliability/test_failovers.py``
+"""Repeated induced failovers under client load: the cycle of ``tests/reliability/test_failovers.py``
 (:mod:`testing.failover_soak`) run as a soak, with live progress and a summary.
 
 A 3-server ZooKeeper ensemble and 3 node processes of our own on 127.0.0.1, confluent-kafka and kafka-python

@@ -1,5 +1,5 @@
-"""Forwarded vs. direct admin requests under 50 concurrent clients (issue 15, performance item 4): throughput
-and p50/p99 latency of each path, measured side by side in one run on one three-node stack (IBP 3.4-IV0).
+"""Forwarded vs. direct admin requests under 50 concurrent clients: throughput and p50/p99 latency of each path,
+measured side by side in one run on one three-node stack (IBP 3.4-IV0).
 
 Every client has its own connection and its own topic, and sends ``--requests`` IncrementalAlterConfigs (SET
 ``retention.ms`` to a value that grows with each request) per phase, ``--pipeline`` of them in flight on its

@@ -3,7 +3,7 @@ active controller, measured in the same run on the same three-node stack.
 
 The request is an IncrementalAlterConfigs on one topic (a ZooKeeper multi on the controller either way).
 Sends alternate between the two paths so drift in ZooKeeper or the machine hits both alike; p50 and p99 of
-each and their ratios are printed. Targets from issue 5: p50 ratio <= 1.3, p99 ratio <= 2.
+each and their ratios are printed. Targets: p50 ratio <= 1.3, p99 ratio <= 2.
 
     .venv/bin/python -m bench.forwarding_latency [--requests 400] [--warmup 50]
 """

@@ -1,5 +1,5 @@
-"""Metadata at scale (issue 15, performance item 5): all-topics Metadata for a 100k-partition cluster served to
-20 concurrent clients, cached vs. uncached, and the time from a ZooKeeper change to Metadata serving it.
+"""Metadata at scale: all-topics Metadata for a 100k-partition cluster served to 20 concurrent clients, cached
+vs. uncached, and the time from a ZooKeeper change to Metadata serving it.
 
 Everything runs on one private standalone ZooKeeper holding a Kafka-shaped tree of ``--topics`` x
 ``--partitions`` partitions (RF 3 on brokers 1-6, :mod:`bench.zkpopulate`); brokers 1-6 are registered by this

@@ -1,4 +1,4 @@
-"""TLS vs. plaintext on the same node in the same run (issue 16): how many new connections a listener takes per
+"""TLS vs. plaintext on the same node in the same run: how many new connections a listener takes per
 second (connect, handshake, one ApiVersions answered), and the latency of one admin request on an open
 connection (IncrementalAlterConfigs on a topic: a ZooKeeper multi on the controller).
 

@@ -94,8 +94,8 @@ def desired_acl(path: str, who: Identities) -> list[Acl]:
         acl.append((READ, *WORLD))
     elif who.broker is not None:
         # Brokers read their dynamic configs (replication throttles) and SCRAM credentials here; Kafka's brokers
-        # share the creating identity, ours have their own (found by `rehearse --lockdown`: a broker's replica
-        # catch-up stopped at NoAuth on /config/brokers).
+        # share the creating identity, ours have their own (without this READ a broker's replica catch-up stops
+        # at NoAuth on /config/brokers, which `rehearse --lockdown` would show).
         acl.append((READ, *who.broker))
     return _canonical(acl)
 

@@ -9,12 +9,12 @@ When the controller found does not advertise Envelope (it is below the forwardin
 bump), the request is handed back to be handled locally, as a pre-bridge broker would.
 
 **A window instead of one in flight** (``bridgekeeper.forwarding.max.in.flight``, default 16; 1 is Kafka's).
-One request in flight serializes every client of the broker behind the slowest admin write anywhere (issue 15:
-with 50 concurrent clients, 0.55-0.75x the direct path's throughput; 0.88-1.00x with 16). With a window of N,
-up to N requests are in flight at once, each on a connection of its own (the controller, like Kafka's
-SocketServer, serves one request per connection at a time, so pipelining envelopes on one connection would
-gain nothing); waiting requests are admitted first come, first served, and a request being retried keeps its
-place in the window.
+One request in flight serializes every client of the broker behind the slowest admin write anywhere
+(``bench.forwarding_concurrency``, 50 concurrent clients: 0.55-0.75x the direct path's throughput; 0.88-1.00x
+with 16). With a window of N, up to N requests are in flight at once, each on a connection of its own (the
+controller, like Kafka's SocketServer, serves one request per connection at a time, so pipelining envelopes on
+one connection would gain nothing); waiting requests are admitted first come, first served, and a request being
+retried keeps its place in the window.
 
 What order is kept, and why that is all Kafka promises:
 

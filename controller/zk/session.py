@@ -73,8 +73,8 @@ class ZkTls:
 @contextlib.contextmanager
 def _watch_errors(what: str) -> Iterator[None]:
     """The watch requests' errors in the session's vocabulary: no answer in time, the session gone, or the
-    connection dropped under the request (a CI failover run met it as a raw ConnectionLoss, BK-UNEXPECTED):
-    the caller retries or defers as for any ZooKeeper outage."""
+    connection dropped under the request (kazoo fails a request in flight with ConnectionLoss when its connection
+    drops, as when a server goes away in a failover): the caller retries or defers as for any ZooKeeper outage."""
     try:
         yield
     except TimeoutError as exc:

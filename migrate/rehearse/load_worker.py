@@ -232,7 +232,7 @@ class _Worker:
         origin = current.get(partition)
         if origin is not None and len(origin) != topic.rf:
             # a move still under way: Kafka's Metadata lists its adding replicas too, and a target of that size
-            # would raise the topic's RF, which the journal holds it to (found by a CI run: [3, 2, 1] at RF 2)
+            # would raise the topic's RF, which the journal holds it to (e.g. [3, 2, 1] at RF 2)
             return None
         target = self._target(origin, brokers) if origin else None
         if target is None:

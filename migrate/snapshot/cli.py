@@ -22,8 +22,8 @@ _FORMAT_WORDS = ("text", "json")
 
 
 def _export_auth(args: argparse.Namespace) -> list[tuple[str, str]]:
-    """kazoo's auth for ``--zk-identity`` (or its file or environment form), or for the older ``--zk-digest
-    USER:PASSWORD`` that scripts may still pass; raises UsageError for both, or for a malformed one."""
+    """kazoo's auth for ``--zk-identity`` (or its file or environment form), or for ``--zk-digest USER:PASSWORD``
+    (the scheme-less form, accepted so scripts passing it work); raises UsageError for both, or for a malformed one."""
     if args.zk_digest is not None:
         if args.zk_identity is not None or args.zk_identity_file is not None:
             raise UsageError("--zk-digest is the old spelling of --zk-identity: give one of them")
