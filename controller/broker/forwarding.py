@@ -395,8 +395,9 @@ class ForwardingManager:
         """Whether the controller takes our Envelope version: None when it advertises Envelope, but not ours."""
         if int(versions.error_code) != 0:
             raise ClientError(f"ApiVersions from controller {target[0]} failed with error {versions.error_code}")
-        spans = [(int(k.min_version), int(k.max_version)) for k in versions.api_keys
-                 if int(k.api_key) == envelope.API_KEY]  # fmt: skip
+        spans = [
+            (int(k.min_version), int(k.max_version)) for k in versions.api_keys if int(k.api_key) == envelope.API_KEY
+        ]
         if not spans:
             return False
         if any(lo <= envelope.VERSION <= hi for lo, hi in spans):
