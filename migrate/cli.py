@@ -28,9 +28,14 @@ def cmd_zk_get(args: argparse.Namespace) -> int:
 
     if not args.path.startswith("/"):
         raise UsageError(f"PATH must start with '/' (absolute in the chroot), got {args.path!r}")
-    session = connect(args.zookeeper, name="zk-get", timeout=args.timeout, read_only=True,
-                      session_timeout_ms=int(args.timeout * 1000),
-                      tls_config_file=args.zk_tls_config_file)  # fmt: skip
+    session = connect(
+        args.zookeeper,
+        name="zk-get",
+        timeout=args.timeout,
+        read_only=True,
+        session_timeout_ms=int(args.timeout * 1000),
+        tls_config_file=args.zk_tls_config_file,
+    )
     try:
         found = session.get(args.path)
     except NoAuthError:

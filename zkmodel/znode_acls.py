@@ -34,10 +34,23 @@ WORLD = ("world", "anyone")
 SENSITIVE_ROOTS = ("/config/users", "/config/brokers", "/delegation_token/tokens")
 #: Kafka's secure roots (ZkData.SecureRootPaths + the ACL stores), which lockdown covers with their subtrees.
 CONTROLLER_ROOTS = (
-    "/admin", "/brokers", "/cluster", "/config", "/controller", "/controller_epoch", "/isr_change_notification",
-    "/latest_producer_id_block", "/log_dir_event_notification", "/delegation_token", "/kafka-acl",
-    "/kafka-acl-changes", "/kafka-acl-extended", "/kafka-acl-extended-changes", "/migration", "/feature",
-)  # fmt: skip
+    "/admin",
+    "/brokers",
+    "/cluster",
+    "/config",
+    "/controller",
+    "/controller_epoch",
+    "/isr_change_notification",
+    "/latest_producer_id_block",
+    "/log_dir_event_notification",
+    "/delegation_token",
+    "/kafka-acl",
+    "/kafka-acl-changes",
+    "/kafka-acl-extended",
+    "/kafka-acl-extended-changes",
+    "/migration",
+    "/feature",
+)
 BROKER_PARENTS = ("/brokers/ids", "/isr_change_notification", "/log_dir_event_notification")
 
 
