@@ -116,9 +116,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     def decode() -> Any:
         request = parse_request(frame, {API: (0, 0)})
         targets = {
-            (t.name, int(p.partition_index)): [int(r) for r in p.replicas] for t in request.body.topics
+            (t.name, int(p.partition_index)): [int(r) for r in p.replicas]
+            for t in request.body.topics
             for p in t.partitions
-        }  # fmt: skip
+        }
         return request, targets
 
     _s, (request, targets) = timed(decode, 1)

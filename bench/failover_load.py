@@ -229,9 +229,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--nodes-only", action="store_true", help="skip the read comparison: populate, then the node processes"
     )
     parser.add_argument(
-        "--profile-failover", type=Path, metavar="FILE",
+        "--profile-failover",
+        type=Path,
+        metavar="FILE",
         help="py-spy (collapsed stacks) of the node taking over, written to FILE",
-    )  # fmt: skip
+    )
     args = parser.parse_args(argv)
     if args.nodes_only and args.no_nodes:
         parser.error("--nodes-only and --no-nodes exclude each other")

@@ -564,8 +564,9 @@ def change_to_serve(client: KazooClient, port: int, args: argparse.Namespace, pr
             since = time.monotonic()
 
             def moved(t: Any, p: int = partition, leader: int = leader, epoch: int = epoch) -> bool:
-                return any(x.partition_index == p and x.leader_id == leader and x.leader_epoch == epoch
-                           for x in t.partitions)  # fmt: skip
+                return any(
+                    x.partition_index == p and x.leader_id == leader and x.leader_epoch == epoch for x in t.partitions
+                )
 
             shown = Shown(poller.until_topic(topic, moved, since), None)
             if with_all:
