@@ -1,5 +1,5 @@
 """The Python a node cannot avoid for a bulk AlterPartitionReassignments, step by step, beside the part of the
-raw writer's work it shares (issue 15, performance item 3: why ≥ 0.7 of raw is out of reach in one process).
+raw writer's work it shares: why ≥ 0.7 of the raw writer's rate is out of reach in one process.
 
 ``bench.bulk_writes`` compares the node with a raw kazoo client writing pre-encoded payloads: the raw side's
 Python is kazoo serializing its multis and reading the answers. The node pays the same kazoo work for the same
@@ -116,9 +116,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     def decode() -> Any:
         request = parse_request(frame, {API: (0, 0)})
         targets = {
-            (t.name, int(p.partition_index)): [int(r) for r in p.replicas] for t in request.body.topics
+            (t.name, int(p.partition_index)): [int(r) for r in p.replicas]
+            for t in request.body.topics
             for p in t.partitions
-        }  # fmt: skip
+        }
         return request, targets
 
     _s, (request, targets) = timed(decode, 1)

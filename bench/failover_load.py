@@ -229,9 +229,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--nodes-only", action="store_true", help="skip the read comparison: populate, then the node processes"
     )
     parser.add_argument(
-        "--profile-failover", type=Path, metavar="FILE",
+        "--profile-failover",
+        type=Path,
+        metavar="FILE",
         help="py-spy (collapsed stacks) of the node taking over, written to FILE",
-    )  # fmt: skip
+    )
     args = parser.parse_args(argv)
     if args.nodes_only and args.no_nodes:
         parser.error("--nodes-only and --no-nodes exclude each other")
@@ -316,7 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"real node processes on the same tree ({loaded:,} partitions, brokers 1-6 registered):")
         print(
             f"  failover of a running broker (node 1 taking over from a stopped controller): {nodes.failover_s:.2f}s "
-            f"(issue 15's target: <= 1.1 s at 100k partitions, <= 12 s at 1M)"
+            f"(target: <= 1.1 s at 100k partitions, <= 12 s at 1M)"
         )
         print(f"    its log: ...{nodes.failover_log}")
         print(

@@ -1,4 +1,4 @@
-"""Repeated induced failovers under client load (issue 15): the cycle of ``tests/reliability/test_failovers.py``
+"""Repeated induced failovers under client load: the cycle of ``tests/reliability/test_failovers.py``
 (:mod:`testing.failover_soak`) run as a soak, with live progress and a summary.
 
 A 3-server ZooKeeper ensemble and 3 node processes of our own on 127.0.0.1, confluent-kafka and kafka-python
@@ -45,9 +45,11 @@ def cycle_line(c: Failover) -> str:
     mark = "[green]ok[/]" if c.ok else "[red]VIOLATION[/]"
     moved = f"controller {c.controller_before}->{c.controller_after}" if c.moved else "controller kept"
     errors = ", ".join(f"{e} {n}" for e, n in c.errors.most_common(3))
-    return (f"{mark} #{c.index:>2} {c.kind:<18} {moved:<18} epoch {c.epoch_before}->{c.epoch_after}  "
-            f"elected {_s(c.elected_s):>8}  recovered {_s(c.recovered_s):>8}  ops {c.acked} ok / {c.failed} failed"
-            + (f" ({escape(errors)})" if errors else ""))  # fmt: skip
+    return (
+        f"{mark} #{c.index:>2} {c.kind:<18} {moved:<18} epoch {c.epoch_before}->{c.epoch_after}  "
+        f"elected {_s(c.elected_s):>8}  recovered {_s(c.recovered_s):>8}  ops {c.acked} ok / {c.failed} failed"
+        + (f" ({escape(errors)})" if errors else "")
+    )
 
 
 def summary_tables(cycles: Sequence[Failover], summary: Summary) -> list[Table]:
@@ -65,15 +67,23 @@ def summary_tables(cycles: Sequence[Failover], summary: Summary) -> list[Table]:
         p50, p99, top = _pcts([c.elected_s for c in mine if c.elected_s is not None])
         rec = [c.recovered_s for c in mine if c.recovered_s is not None]
         r50, _r99, rmax = _pcts(rec)
-        by_kind.add_row(kind, str(len(mine)), str(sum(c.moved for c in mine)), _s(p50), _s(p99), _s(top), _s(r50),
-                        _s(rmax), str(sum(len(c.violations) for c in mine)))  # fmt: skip
+        by_kind.add_row(
+            kind,
+            str(len(mine)),
+            str(sum(c.moved for c in mine)),
+            _s(p50),
+            _s(p99),
+            _s(top),
+            _s(r50),
+            _s(rmax),
+            str(sum(len(c.violations) for c in mine)),
+        )
     totals = Table(title="all failovers", title_justify="left")
     totals.add_column("measure")
     totals.add_column("value", justify="right")
     e = summary.elected
     totals.add_row("failovers", str(summary.failovers))
-    totals.add_row("time to a new controller p50 / p99 / max",
-                   f"{_s(e['p50'])} / {_s(e['p99'])} / {_s(e['max'])}")  # fmt: skip
+    totals.add_row("time to a new controller p50 / p99 / max", f"{_s(e['p50'])} / {_s(e['p99'])} / {_s(e['max'])}")
     r = summary.recovered
     totals.add_row("time to a healthy cluster p50 / p99 / max", f"{_s(r['p50'])} / {_s(r['p99'])} / {_s(r['max'])}")
     totals.add_row("client operations acknowledged / failed", f"{summary.acked} / {summary.failed}")
@@ -89,8 +99,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=4.0, help="client operations per second, all workers (4)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--session-timeout-ms", type=int, default=4000)
-    parser.add_argument("--keep", type=Path, default=None, metavar="DIR",
-                        help="keep the cluster's data, node logs and the client journal in DIR")  # fmt: skip
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="keep the cluster's data, node logs and the client journal in DIR",
+    )
     parser.add_argument("--json", type=Path, default=None, metavar="FILE", help="every failover's record as JSON")
     args = parser.parse_args(argv)
     if args.failovers < 1:
@@ -98,8 +113,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     console = Console()
     data_dir = args.keep or Path(tempfile.mkdtemp(prefix="bk-failover-soak-"))
     opts = SoakOptions(data_dir=data_dir, rate=args.rate, seed=args.seed, session_timeout_ms=args.session_timeout_ms)
-    progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), console=console)  # fmt: skip
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    )
     task = progress.add_task("starting", total=args.failovers)
     shown = [0.0]
 
@@ -125,14 +146,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         soak.close()
         if args.keep is None:
             shutil.rmtree(data_dir, ignore_errors=True)
-    console.print(f"[bold]failover_soak[/]: {summary.failovers} failovers, {opts.nodes} nodes, "
-                  f"{opts.zk_servers} ZooKeeper servers, session timeout {opts.session_timeout_ms} ms, load "
-                  f"{opts.rate:g} ops/s", highlight=False)  # fmt: skip
+    console.print(
+        f"[bold]failover_soak[/]: {summary.failovers} failovers, {opts.nodes} nodes, "
+        f"{opts.zk_servers} ZooKeeper servers, session timeout {opts.session_timeout_ms} ms, load "
+        f"{opts.rate:g} ops/s",
+        highlight=False,
+    )
     for table in summary_tables(soak.cycles, summary):
         console.print(table)
     if args.json is not None:
-        args.json.write_bytes(orjson.dumps([{**c.__dict__, "errors": dict(c.errors)} for c in soak.cycles],
-                                           option=orjson.OPT_INDENT_2))  # fmt: skip
+        args.json.write_bytes(
+            orjson.dumps([{**c.__dict__, "errors": dict(c.errors)} for c in soak.cycles], option=orjson.OPT_INDENT_2)
+        )
     for v in summary.violations:
         console.print(f"[red]{escape(v)}[/]", highlight=False)
     return 1 if summary.violations else 0

@@ -1,5 +1,5 @@
-"""Forwarded vs. direct admin requests under 50 concurrent clients (issue 15, performance item 4): throughput
-and p50/p99 latency of each path, measured side by side in one run on one three-node stack (IBP 3.4-IV0).
+"""Forwarded vs. direct admin requests under 50 concurrent clients: throughput and p50/p99 latency of each path,
+measured side by side in one run on one three-node stack (IBP 3.4-IV0).
 
 Every client has its own connection and its own topic, and sends ``--requests`` IncrementalAlterConfigs (SET
 ``retention.ms`` to a value that grows with each request) per phase, ``--pipeline`` of them in flight on its
@@ -62,9 +62,15 @@ def frame(client: int, correlation: int, value: int) -> bytes:
     request_cls = load_request_schema(INCREMENTAL_ALTER_CONFIGS, VERSION)
     header_cls = request_cls.__header_schema__
     buf = io.BytesIO()
-    entity_writer(header_cls)(buf, header_cls(request_api_key=i16(INCREMENTAL_ALTER_CONFIGS),
-                                              request_api_version=i16(VERSION), correlation_id=i32(correlation),
-                                              client_id=f"bench-{client}"))  # fmt: skip
+    entity_writer(header_cls)(
+        buf,
+        header_cls(
+            request_api_key=i16(INCREMENTAL_ALTER_CONFIGS),
+            request_api_version=i16(VERSION),
+            correlation_id=i32(correlation),
+            client_id=f"bench-{client}",
+        ),
+    )
     body = IncrementalAlterConfigsRequest(
         resources=(
             AlterConfigsResource(
@@ -98,8 +104,9 @@ class Phase:
     out_of_order: int = 0
 
 
-async def client_run(port: int, client: int, values: list[int], pipeline: int, phase: Phase, start: asyncio.Event,
-                     correlation_base: int) -> None:  # fmt: skip
+async def client_run(
+    port: int, client: int, values: list[int], pipeline: int, phase: Phase, start: asyncio.Event, correlation_base: int
+) -> None:
     """One connection: send the requests, at most ``pipeline`` unanswered, and read the answers in order."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     frames = [frame(client, correlation_base + i, v) for i, v in enumerate(values)]
@@ -194,34 +201,46 @@ def main(argv: list[str] | None = None) -> int:
                 p.errors += one.errors
                 p.out_of_order += one.out_of_order
             round_ratios.append(rates["forwarded"] / rates["direct"])
-            print(f"  round {r + 1}/{args.rounds}: direct {rates['direct']:.0f} req/s, forwarded "
-                  f"{rates['forwarded']:.0f} req/s", file=sys.stderr)  # fmt: skip
+            print(
+                f"  round {r + 1}/{args.rounds}: direct {rates['direct']:.0f} req/s, forwarded "
+                f"{rates['forwarded']:.0f} req/s",
+                file=sys.stderr,
+            )
         moved = metric_sum(url, "bridgekeeper_forwarding_client_requests_total") - before
         per_path = args.rounds * args.clients * args.requests
         if moved != per_path:
             raise SystemExit(f"the broker forwarded {moved:.0f} requests, expected {per_path}")
-        stored = {c: orjson.loads(zk.get(f"/config/topics/{topic_of(c)}")[0])["config"].get(KEY)
-                  for c in range(args.clients)}  # fmt: skip
+        stored = {
+            c: orjson.loads(zk.get(f"/config/topics/{topic_of(c)}")[0])["config"].get(KEY) for c in range(args.clients)
+        }
         stale = {c: v for c, v in stored.items() if v != str(value - 1)}
         in_flight = args.max_in_flight if args.max_in_flight is not None else "node default"
-        print(f"IncrementalAlterConfigs, {args.clients} clients x {args.requests} requests per phase, "
-              f"{args.rounds} rounds, pipeline {args.pipeline}, 3 nodes, IBP 3.4-IV0, "
-              f"{FORWARDING_MAX_IN_FLIGHT}={in_flight}")  # fmt: skip
+        print(
+            f"IncrementalAlterConfigs, {args.clients} clients x {args.requests} requests per phase, "
+            f"{args.rounds} rounds, pipeline {args.pipeline}, 3 nodes, IBP 3.4-IV0, "
+            f"{FORWARDING_MAX_IN_FLIGHT}={in_flight}"
+        )
         print(f"{'path':<12}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'mean ms':>10}{'errors':>8}{'disorder':>10}")
         for path, p in phases.items():
-            print(f"{path:<12}{len(p.latencies) / p.seconds:>10.0f}{percentile(p.latencies, 0.5) * 1000:>10.2f}"
-                  f"{percentile(p.latencies, 0.99) * 1000:>10.2f}{statistics.fmean(p.latencies) * 1000:>10.2f}"
-                  f"{len(p.errors):>8}{p.out_of_order:>10}")  # fmt: skip
+            print(
+                f"{path:<12}{len(p.latencies) / p.seconds:>10.0f}{percentile(p.latencies, 0.5) * 1000:>10.2f}"
+                f"{percentile(p.latencies, 0.99) * 1000:>10.2f}{statistics.fmean(p.latencies) * 1000:>10.2f}"
+                f"{len(p.errors):>8}{p.out_of_order:>10}"
+            )
         d, f = phases["direct"], phases["forwarded"]
         throughput = (len(f.latencies) / f.seconds) / (len(d.latencies) / d.seconds)
         p50 = percentile(f.latencies, 0.5) / percentile(d.latencies, 0.5)
         p99 = percentile(f.latencies, 0.99) / percentile(d.latencies, 0.99)
-        print(f"ratio forwarded/direct: throughput {throughput:.2f} (target >= 0.8), p50 {p50:.2f}, "
-              f"p99 {p99:.2f} (target <= 2); per round: median {statistics.median(round_ratios):.2f}, "
-              f"{min(round_ratios):.2f}-{max(round_ratios):.2f}")  # fmt: skip
+        print(
+            f"ratio forwarded/direct: throughput {throughput:.2f} (target >= 0.8), p50 {p50:.2f}, "
+            f"p99 {p99:.2f} (target <= 2); per round: median {statistics.median(round_ratios):.2f}, "
+            f"{min(round_ratios):.2f}-{max(round_ratios):.2f}"
+        )
         ordered = not (d.out_of_order or f.out_of_order or stale)
-        print(f"per-client order: answers in send order on every connection and each topic holding its client's "
-              f"last value: {'yes' if ordered else f'NO ({len(stale)} topics with another value)'}")  # fmt: skip
+        print(
+            f"per-client order: answers in send order on every connection and each topic holding its client's "
+            f"last value: {'yes' if ordered else f'NO ({len(stale)} topics with another value)'}"
+        )
         if d.errors or f.errors or not ordered:
             return 1
     finally:

@@ -64,8 +64,9 @@ def metadata_request(version: int = 12) -> bytes:
     cls = load_request_schema(3, version)
     buf = io.BytesIO()
     header = cls.__header_schema__
-    entity_writer(header)(buf, header(request_api_key=i16(3), request_api_version=i16(version),
-                                      correlation_id=i32(1), client_id="bench"))  # fmt: skip
+    entity_writer(header)(
+        buf, header(request_api_key=i16(3), request_api_version=i16(version), correlation_id=i32(1), client_id="bench")
+    )
     body: Any = cls(topics=None, allow_auto_topic_creation=False, include_topic_authorized_operations=False)  # type: ignore[call-arg]
     entity_writer(cls)(buf, body)
     payload = buf.getvalue()
@@ -150,12 +151,18 @@ def main() -> int:
     build, encode = encode_share(plain, frame)
     med = {k: statistics.median(v) for k, v in rates.items()}
     print()
-    print(f"cluster: {len(snap.brokers)} brokers, {len(snap.topics)} topics, {partitions} partitions (RF 3); "
-          f"{args.clients} clients, 8 requests in flight each")  # fmt: skip
-    print(f"uncached {med['uncached']:.1f} req/s, cached {med['cached']:.1f} req/s "
-          f"-> cached/uncached {med['cached'] / med['uncached']:.1f}x")  # fmt: skip
-    print(f"one uncached response: build {build * 1000:.2f} ms + kio encode {encode * 1000:.2f} ms "
-          f"-> encoding is {encode / (build + encode):.0%} of the work")  # fmt: skip
+    print(
+        f"cluster: {len(snap.brokers)} brokers, {len(snap.topics)} topics, {partitions} partitions (RF 3); "
+        f"{args.clients} clients, 8 requests in flight each"
+    )
+    print(
+        f"uncached {med['uncached']:.1f} req/s, cached {med['cached']:.1f} req/s "
+        f"-> cached/uncached {med['cached'] / med['uncached']:.1f}x"
+    )
+    print(
+        f"one uncached response: build {build * 1000:.2f} ms + kio encode {encode * 1000:.2f} ms "
+        f"-> encoding is {encode / (build + encode):.0%} of the work"
+    )
     return 0
 
 

@@ -1,5 +1,5 @@
-"""Metadata at scale (issue 15, performance item 5): all-topics Metadata for a 100k-partition cluster served to
-20 concurrent clients, cached vs. uncached, and the time from a ZooKeeper change to Metadata serving it.
+"""Metadata at scale: all-topics Metadata for a 100k-partition cluster served to 20 concurrent clients, cached
+vs. uncached, and the time from a ZooKeeper change to Metadata serving it.
 
 Everything runs on one private standalone ZooKeeper holding a Kafka-shaped tree of ``--topics`` x
 ``--partitions`` partitions (RF 3 on brokers 1-6, :mod:`bench.zkpopulate`); brokers 1-6 are registered by this
@@ -564,8 +564,9 @@ def change_to_serve(client: KazooClient, port: int, args: argparse.Namespace, pr
             since = time.monotonic()
 
             def moved(t: Any, p: int = partition, leader: int = leader, epoch: int = epoch) -> bool:
-                return any(x.partition_index == p and x.leader_id == leader and x.leader_epoch == epoch
-                           for x in t.partitions)  # fmt: skip
+                return any(
+                    x.partition_index == p and x.leader_id == leader and x.leader_epoch == epoch for x in t.partitions
+                )
 
             shown = Shown(poller.until_topic(topic, moved, since), None)
             if with_all:

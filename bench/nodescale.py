@@ -182,9 +182,23 @@ def profiled(pid: int, out: Path | None, *, gil: bool = False) -> Iterator[None]
         yield
         return
     spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
-    recorder = subprocess.Popen([spy, "record", "--pid", str(pid), "--rate", "200", "--format", "raw",
-                                 "--threads", "--output", str(out), *(["--gil"] if gil else [])],
-                                stdout=subprocess.DEVNULL)  # fmt: skip
+    recorder = subprocess.Popen(
+        [
+            spy,
+            "record",
+            "--pid",
+            str(pid),
+            "--rate",
+            "200",
+            "--format",
+            "raw",
+            "--threads",
+            "--output",
+            str(out),
+            *(["--gil"] if gil else []),
+        ],
+        stdout=subprocess.DEVNULL,
+    )
     time.sleep(1.0)  # attached before the block starts
     try:
         yield

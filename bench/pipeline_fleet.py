@@ -74,9 +74,30 @@ def generate(path: Path, args: argparse.Namespace, skew: float, seed: int) -> No
     if path.exists():
         return
     print(f"generating {path} …", file=sys.stderr)
-    subprocess.run([sys.executable, "-m", "controller.cli", "pipeline", "synth", "-o", str(path), "--brokers",
-                    str(args.brokers), "--racks", str(args.racks), "--topics", str(args.topics), "--partitions",
-                    str(args.partitions), "--skew", str(skew), "--seed", str(seed)], check=True)  # fmt: skip
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "pipeline",
+            "synth",
+            "-o",
+            str(path),
+            "--brokers",
+            str(args.brokers),
+            "--racks",
+            str(args.racks),
+            "--topics",
+            str(args.topics),
+            "--partitions",
+            str(args.partitions),
+            "--skew",
+            str(skew),
+            "--seed",
+            str(seed),
+        ],
+        check=True,
+    )
 
 
 def baseline_decode(path: Path) -> tuple[float, int]:
@@ -123,29 +144,36 @@ def main() -> None:
         last = args.brokers
         decommission = planning.PlanRequest("decommission", brokers=(last - 2, last - 1, last))
         results["decommission 3"] = run_one(spark, sampler, clean, work / "out-clean", decommission)
-        results["rebalance (skewed)"] = run_one(spark, sampler, skewed, work / "out-skewed",
-                                                planning.PlanRequest("rebalance"))  # fmt: skip
+        results["rebalance (skewed)"] = run_one(
+            spark, sampler, skewed, work / "out-skewed", planning.PlanRequest("rebalance")
+        )
     spark.stop()
     baseline = None if args.skip_baseline else baseline_decode(clean)
 
     partitions = args.topics * args.partitions
-    print(f"\n{partitions:,} partitions, {args.brokers} brokers, {args.racks} racks, RF 3, {args.master}, "
-          f"{os.cpu_count()} cores")  # fmt: skip
+    print(
+        f"\n{partitions:,} partitions, {args.brokers} brokers, {args.racks} racks, RF 3, {args.master}, "
+        f"{os.cpu_count()} cores"
+    )
     print("| run | ingest | model | report | plan | moves | lower bound | ratio | Kafka --generate | waves |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, r in results.items():
         s, p = r["stages"], r["plan"]
         ratio = p["moves"] / p["lower_bound"] if p["lower_bound"] else float("nan")
-        print(f"| {name} | {s['ingest']:.1f} s | {s['model']:.1f} s | {s['report']:.1f} s | {s['plan']:.1f} s | "
-              f"{p['moves']:,} | {p['lower_bound']:,} | {ratio:.3f} | {p['kafka_generate_moves'] or 0:,} | "
-              f"{p['waves']} |")  # fmt: skip
+        print(
+            f"| {name} | {s['ingest']:.1f} s | {s['model']:.1f} s | {s['report']:.1f} s | {s['plan']:.1f} s | "
+            f"{p['moves']:,} | {p['lower_bound']:,} | {ratio:.3f} | {p['kafka_generate_moves'] or 0:,} | "
+            f"{p['waves']} |"
+        )
     print(f"peak RSS, local Spark (driver JVM + Python workers): {sampler.peak / 2**30:.2f} GiB")
     print(f"peak RSS, Python driver: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB")
     if baseline is not None:
         seconds, records = baseline
         ingest = results["decommission 3"]["stages"]["ingest"]
-        print(f"baseline driver-only decode of the same rows: {seconds:.1f} s ({records:,} records); "
-              f"Spark ingest {ingest:.1f} s: ratio {seconds / ingest:.2f}x")  # fmt: skip
+        print(
+            f"baseline driver-only decode of the same rows: {seconds:.1f} s ({records:,} records); "
+            f"Spark ingest {ingest:.1f} s: ratio {seconds / ingest:.2f}x"
+        )
 
 
 if __name__ == "__main__":

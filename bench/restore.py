@@ -95,9 +95,25 @@ def rows_file(args: argparse.Namespace, progress: Progress) -> Path:
         return path
     progress.show(f"generating {path} with bridgekeeper pipeline synth ...", force=True)
     start = time.perf_counter()
-    subprocess.run([str(BIN / "bridgekeeper"), "pipeline", "synth", "-o", str(path), "--topics", str(args.topics),
-                    "--partitions", str(args.partitions), "--brokers", str(args.brokers), "--racks", "3"],
-                   check=True, stdout=subprocess.DEVNULL)  # fmt: skip
+    subprocess.run(
+        [
+            str(BIN / "bridgekeeper"),
+            "pipeline",
+            "synth",
+            "-o",
+            str(path),
+            "--topics",
+            str(args.topics),
+            "--partitions",
+            str(args.partitions),
+            "--brokers",
+            str(args.brokers),
+            "--racks",
+            "3",
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     took = time.perf_counter() - start
     progress.done(f"rows: {path} generated in {took:.1f}s ({path.stat().st_size / 1e6:,.1f} MB)")
     return path
@@ -109,8 +125,12 @@ def persistent_znodes(path: Path) -> list[Node]:
     import pyarrow.parquet as pq
 
     table = pq.read_table(str(path), columns=["path", "data", "ephemeral_owner"])
-    rows = zip(table.column("path").to_pylist(), table.column("data").to_pylist(),
-               table.column("ephemeral_owner").to_pylist(), strict=True)  # fmt: skip
+    rows = zip(
+        table.column("path").to_pylist(),
+        table.column("data").to_pylist(),
+        table.column("ephemeral_owner").to_pylist(),
+        strict=True,
+    )
     return [
         (p, d)
         for p, d, owner in rows
@@ -237,12 +257,30 @@ def run_restore(
     quiet_limit: float,
 ) -> Phase:
     zk_pid = server.members[0].process.pid  # type: ignore[union-attr]
-    command = [str(BIN / "bridgekeeper"), "snapshot", "restore", str(rows), "--zookeeper",
-               f"{server.connect_string}{CHROOT}"]  # fmt: skip
+    command = [
+        str(BIN / "bridgekeeper"),
+        "snapshot",
+        "restore",
+        str(rows),
+        "--zookeeper",
+        f"{server.connect_string}{CHROOT}",
+    ]
     if profile is not None:
         spy = str(BIN / "py-spy")
-        command = [spy, "record", "--nonblocking", "--gil", "--rate", "100", "--format", "raw", "--output",
-                   str(profile), "--", *command]  # fmt: skip
+        command = [
+            spy,
+            "record",
+            "--nonblocking",
+            "--gil",
+            "--rate",
+            "100",
+            "--format",
+            "raw",
+            "--output",
+            str(profile),
+            "--",
+            *command,
+        ]
     nodescale.settle([zk_pid])
     gc.collect()
     quiet = wait_quiet(quiet_limit, [zk_pid, os.getpid()], label, progress)
@@ -322,9 +360,11 @@ def phase(
 # -- report ------------------------------------------------------------------------------------------------------
 def report(phases: list[Phase], say: Callable[[str], None] = print) -> None:
     say("")
-    header = (f"{'round':>5} {'side':<8}{'znodes':>11}{'seconds':>10}{'znodes/s':>11}{'before writing':>16}"
-              f"{'writing':>9}{'CPU s: ZK / writer / others':>29}{'others, cores: before / during':>32}"
-              f"{'peak RSS':>10}")  # fmt: skip
+    header = (
+        f"{'round':>5} {'side':<8}{'znodes':>11}{'seconds':>10}{'znodes/s':>11}{'before writing':>16}"
+        f"{'writing':>9}{'CPU s: ZK / writer / others':>29}{'others, cores: before / during':>32}"
+        f"{'peak RSS':>10}"
+    )
     say(header)
     say("-" * len(header))
     for p in phases:
@@ -334,8 +374,10 @@ def report(phases: list[Phase], say: Callable[[str], None] = print) -> None:
         other_cpu = max(p.other_cpu, 0.0)  # /proc/stat ticks are 10 ms: an idle machine reads a hair below 0
         cpu = f"{p.zk_cpu:.1f} / {p.writer_cpu:.1f} / {other_cpu:.1f}"
         others = f"{max(p.before_cores, 0.0):.2f} / {other_cpu / p.seconds:.2f}"
-        say(f"{p.round:>5} {p.side:<8}{p.znodes:>11,}{p.seconds:>10.2f}{p.rate:>11,.0f}{before:>16}{writing:>9}"
-            f"{cpu:>29}{others:>32}{rss:>10}")  # fmt: skip
+        say(
+            f"{p.round:>5} {p.side:<8}{p.znodes:>11,}{p.seconds:>10.2f}{p.rate:>11,.0f}{before:>16}{writing:>9}"
+            f"{cpu:>29}{others:>32}{rss:>10}"
+        )
     rounds = sorted({p.round for p in phases})
     ratios = []
     for r in rounds:
@@ -343,13 +385,17 @@ def report(phases: list[Phase], say: Callable[[str], None] = print) -> None:
         ours = next(p for p in phases if p.round == r and p.side == "restore")
         ratios.append(ours.rate / raw.rate)
         write_rate = ours.znodes / ours.write_seconds if ours.write_seconds else float("nan")
-        say(f"round {r}: restore/raw rate {ratios[-1]:.3f}; restore's writing alone {write_rate:,.0f}/s = "
-            f"{write_rate / raw.rate:.3f} of raw")  # fmt: skip
+        say(
+            f"round {r}: restore/raw rate {ratios[-1]:.3f}; restore's writing alone {write_rate:,.0f}/s = "
+            f"{write_rate / raw.rate:.3f} of raw"
+        )
     raw_rate = statistics.median(p.rate for p in phases if p.side == "raw")
     ours_rate = statistics.median(p.rate for p in phases if p.side == "restore")
-    say(f"median: raw {raw_rate:,.0f} znodes/s, restore {ours_rate:,.0f} znodes/s; "
+    say(
+        f"median: raw {raw_rate:,.0f} znodes/s, restore {ours_rate:,.0f} znodes/s; "
         f"ratio per round {', '.join(f'{r:.3f}' for r in ratios)}, median {statistics.median(ratios):.3f} "
-        "(target >= 0.8)")  # fmt: skip
+        "(target >= 0.8)"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -362,9 +408,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=50_000, help="znodes written to warm each fresh ZooKeeper")
     parser.add_argument("--workdir", default="/tmp/bench-restore", help="where the rows file is kept and reused")
     parser.add_argument(
-        "--quiet-wait", type=float, default=300.0, metavar="SECONDS",
+        "--quiet-wait",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
         help="before each phase, wait up to this long for the rest of the machine to go idle",
-    )  # fmt: skip
+    )
     parser.add_argument("--no-check", dest="check", action="store_false", help="skip round 1's tree comparison")
     parser.add_argument("--profile", type=Path, metavar="DIR", help="py-spy (GIL holder) of each restore, in DIR")
     parser.add_argument("--quick", action="store_true", help="smoke run: 1,000 topics x 10, 2 rounds, 1 GB heap")
@@ -377,8 +426,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"--profile needs py-spy in {BIN} (pip install py-spy)")
     progress = Progress()
     wall = time.perf_counter()
-    print(f"snapshot restore vs raw writes: {args.topics:,} topics x {args.partitions} partitions, "
-          f"{args.rounds} rounds, ZooKeeper heap {args.heap_mb} MB")  # fmt: skip
+    print(
+        f"snapshot restore vs raw writes: {args.topics:,} topics x {args.partitions} partitions, "
+        f"{args.rounds} rounds, ZooKeeper heap {args.heap_mb} MB"
+    )
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
     rows = rows_file(args, progress)
     progress.show("reading the rows for the raw side ...", force=True)
@@ -391,8 +442,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     progress.show("timing plan() alone in a subprocess ...", force=True)
     out = subprocess.run([sys.executable, "-c", PLAN_ALONE, str(rows)], check=True, capture_output=True, text=True)
     imports, planned, planned_znodes = out.stdout.split()
-    progress.done(f"plan() alone, in a fresh process: imports {float(imports):.2f}s, read + plan "
-                  f"{float(planned):.2f}s, {int(planned_znodes):,} znodes to write")  # fmt: skip
+    progress.done(
+        f"plan() alone, in a fresh process: imports {float(imports):.2f}s, read + plan "
+        f"{float(planned):.2f}s, {int(planned_znodes):,} znodes to write"
+    )
     if int(planned_znodes) != len(nodes):
         print(f"MISMATCH: restore plans {int(planned_znodes):,} znodes, the raw side holds {len(nodes):,}")
         return 1

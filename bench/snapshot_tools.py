@@ -56,13 +56,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     server = LocalZooKeeper(base_dir=work / "zk", heap_mb=args.heap_mb)
     server.start()
     try:
-        client = KazooClient(server.connect_string, timeout=30.0,
-                             connection_retry=KazooRetry(max_tries=-1, delay=0.1, max_delay=0.5))  # fmt: skip
+        client = KazooClient(
+            server.connect_string, timeout=30.0, connection_retry=KazooRetry(max_tries=-1, delay=0.1, max_delay=0.5)
+        )
         client.start(timeout=30)
         client.ensure_path("/brokers/topics")
         start = time.perf_counter()
-        created = populate(client, kafka_topic_tree(args.topics, args.partitions),
-                           progress=lambda n: progress.show(f"populating {n:,} znodes"))  # fmt: skip
+        created = populate(
+            client,
+            kafka_topic_tree(args.topics, args.partitions),
+            progress=lambda n: progress.show(f"populating {n:,} znodes"),
+        )
         progress.done(f"populated {created:,} znodes in {time.perf_counter() - start:.1f}s")
         session = ZkSession(server.connect_string, session_timeout_ms=30_000)
         session.start()
@@ -99,8 +103,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             parse_s.append(time.perf_counter() - t0)
             progress.done(f"round {rnd + 1}: parse {parse_s[-1]:.2f}s, cat {cat_s[-1]:.3f}s ({info.nodes:,} znodes)")
         p, c = statistics.median(parse_s), statistics.median(cat_s)
-        print(f"parse: {snap.name} {size / 1e6:,.1f} MB  ours {size / p / 1e6:,.1f} MB/s  "
-              f"cat {size / c / 1e6:,.0f} MB/s  time ratio {p / c:,.0f}")  # fmt: skip
+        print(
+            f"parse: {snap.name} {size / 1e6:,.1f} MB  ours {size / p / 1e6:,.1f} MB/s  "
+            f"cat {size / c / 1e6:,.0f} MB/s  time ratio {p / c:,.0f}"
+        )
     finally:
         server.stop()
     return 0

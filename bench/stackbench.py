@@ -38,10 +38,20 @@ def controller_and_broker(stack: Stack, zk: KazooClient, timeout: float = 60) ->
 
 def create_topics(client: KafkaClient, names: Sequence[str], timeout_s: float = 60) -> None:
     """One-partition, one-replica topics for a bench (existing ones are fine); exits naming any that failed."""
-    created = client.request(19, 5, CreateTopicsRequest(
-        topics=tuple(CreatableTopic(name=TopicName(n), num_partitions=i32(1), replication_factor=i16(1),
-                                    assignments=(), configs=()) for n in names),
-        timeout=i32Timedelta.parse(datetime.timedelta(seconds=timeout_s)), validate_only=False))  # fmt: skip
+    created = client.request(
+        19,
+        5,
+        CreateTopicsRequest(
+            topics=tuple(
+                CreatableTopic(
+                    name=TopicName(n), num_partitions=i32(1), replication_factor=i16(1), assignments=(), configs=()
+                )
+                for n in names
+            ),
+            timeout=i32Timedelta.parse(datetime.timedelta(seconds=timeout_s)),
+            validate_only=False,
+        ),
+    )
     failed = {t.name: int(t.error_code) for t in created.topics if int(t.error_code) not in (0, TOPIC_ALREADY_EXISTS)}
     if failed:
         raise SystemExit(f"cannot create the bench's topics: {failed}")

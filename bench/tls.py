@@ -1,4 +1,4 @@
-"""TLS vs. plaintext on the same node in the same run (issue 16): how many new connections a listener takes per
+"""TLS vs. plaintext on the same node in the same run: how many new connections a listener takes per
 second (connect, handshake, one ApiVersions answered), and the latency of one admin request on an open
 connection (IncrementalAlterConfigs on a topic: a ZooKeeper multi on the controller).
 
@@ -108,9 +108,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'path':<11}{'conn/s':>9}{'conn p50 ms':>13}{'req p50 ms':>12}{'req p99 ms':>12}{'req mean ms':>13}")
         for path in ("plaintext", "tls"):
             c, r = connects[path], times[path]
-            print(f"{path:<11}{len(c) / sum(c):>9.0f}{percentile(c, 0.5) * 1000:>13.2f}"
-                  f"{percentile(r, 0.5) * 1000:>12.2f}{percentile(r, 0.99) * 1000:>12.2f}"
-                  f"{statistics.fmean(r) * 1000:>13.2f}")  # fmt: skip
+            print(
+                f"{path:<11}{len(c) / sum(c):>9.0f}{percentile(c, 0.5) * 1000:>13.2f}"
+                f"{percentile(r, 0.5) * 1000:>12.2f}{percentile(r, 0.99) * 1000:>12.2f}"
+                f"{statistics.fmean(r) * 1000:>13.2f}"
+            )
         rate = (len(connects["tls"]) / sum(connects["tls"])) / (len(connects["plaintext"]) / sum(connects["plaintext"]))
         p50 = percentile(times["tls"], 0.5) / percentile(times["plaintext"], 0.5)
         p99 = percentile(times["tls"], 0.99) / percentile(times["plaintext"], 0.99)

@@ -108,12 +108,31 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bk-bench-twin-") as tmp:
         rows = Path(tmp) / "prod.parquet"
         t0 = time.monotonic()
-        subprocess.run([*BIN, "pipeline", "synth", "-o", str(rows), "--brokers", str(o.brokers), "--racks",
-                        str(o.racks), "--topics", str(o.topics), "--partitions", str(o.partitions)],
-                       check=True, stdout=subprocess.DEVNULL)  # fmt: skip
+        subprocess.run(
+            [
+                *BIN,
+                "pipeline",
+                "synth",
+                "-o",
+                str(rows),
+                "--brokers",
+                str(o.brokers),
+                "--racks",
+                str(o.racks),
+                "--topics",
+                str(o.topics),
+                "--partitions",
+                str(o.partitions),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         partitions = o.topics * o.partitions
-        print(f"rows: {partitions:,} partitions on {o.brokers} brokers, {rows.stat().st_size / MIB:,.1f} MiB, "
-              f"written in {time.monotonic() - t0:.1f} s", flush=True)  # fmt: skip
+        print(
+            f"rows: {partitions:,} partitions on {o.brokers} brokers, {rows.stat().st_size / MIB:,.1f} MiB, "
+            f"written in {time.monotonic() - t0:.1f} s",
+            flush=True,
+        )
         print("an empty one-node stack (the baseline):", flush=True)
         empty = measure(["--nodes", "1", "--data-dir", str(Path(tmp) / "empty")], 300)
         print(f"a twin of {o.brokers} brokers:", flush=True)
@@ -125,15 +144,21 @@ def main() -> int:
     elected = twin.at("broker ") or 0.0
     rss = sorted(twin.nodes)
     print(f"\ntwin of {partitions:,} partitions, {len(rss)} nodes, on {os.cpu_count()} cores:")
-    print(f"  restore done at {restore:.1f} s; first node ready {first:.1f} s; election released and won "
-          f"{elected:.1f} s; READY {twin.ready_s:.1f} s")  # fmt: skip
-    print(f"  node RSS min {rss[0] / MIB:,.0f} / median {statistics.median(rss) / MIB:,.0f} / max {rss[-1] / MIB:,.0f}"
-          f" MiB; an empty node {base / MIB:,.0f} MiB")  # fmt: skip
+    print(
+        f"  restore done at {restore:.1f} s; first node ready {first:.1f} s; election released and won "
+        f"{elected:.1f} s; READY {twin.ready_s:.1f} s"
+    )
+    print(
+        f"  node RSS min {rss[0] / MIB:,.0f} / median {statistics.median(rss) / MIB:,.0f} / max {rss[-1] / MIB:,.0f}"
+        f" MiB; an empty node {base / MIB:,.0f} MiB"
+    )
     print(f"  per node above an empty one: {(statistics.median(rss) - base) / partitions:,.0f} B/partition (median)")
     print(f"  sandbox ZooKeeper RSS {twin.zookeeper / MIB:,.0f} MiB ({twin.zookeeper / partitions:,.0f} B/partition)")
     total = sum(rss) + twin.zookeeper + twin.launcher
-    print(f"  total {total / MIB:,.0f} MiB (nodes {sum(rss) / MIB:,.0f}, ZooKeeper {twin.zookeeper / MIB:,.0f}, "
-          f"launcher {twin.launcher / MIB:,.0f})")  # fmt: skip
+    print(
+        f"  total {total / MIB:,.0f} MiB (nodes {sum(rss) / MIB:,.0f}, ZooKeeper {twin.zookeeper / MIB:,.0f}, "
+        f"launcher {twin.launcher / MIB:,.0f})"
+    )
     return 0
 
 

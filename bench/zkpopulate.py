@@ -29,9 +29,13 @@ def populate(
     The parents of the first nodes must exist. Raises the first failed create's error."""
     try:
         return create_groups(
-            client, ([node] for node in nodes), ops_per_multi=per_multi, in_flight=in_flight, progress=progress,
+            client,
+            ([node] for node in nodes),
+            ops_per_multi=per_multi,
+            in_flight=in_flight,
+            progress=progress,
             timeout=timeout,
-        )  # fmt: skip
+        )
     except BulkWriteError as exc:
         raise exc.cause from None
 

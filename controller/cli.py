@@ -39,43 +39,91 @@ GROUPS: dict[str, str] = {
 
 COMMANDS: tuple[Command, ...] = (
     Command("version", "print the version", ("controller.cli:configure_version",)),
-    Command("node", "run one node from a Kafka-style properties file (like kafka-server-start.sh)",
-            ("controller.node_cli:configure_node",), daemon=True),
-    Command("health", "exit 0 when a node answers ApiVersions (the container health check), 1 otherwise",
-            ("controller.node_cli:configure_health",)),
-    Command("up", "run a local ZooKeeper and N nodes in the foreground until Ctrl-C",
-            ("controller.devstack.cli:configure_up", "migrate.twin.cli:extend_up"), daemon=True),
-    Command("zk run", "run a local ZooKeeper (Debian package) in the foreground until Ctrl-C",
-            ("controller.devstack.cli:configure_zk_run",), daemon=True),
+    Command(
+        "node",
+        "run one node from a Kafka-style properties file (like kafka-server-start.sh)",
+        ("controller.node_cli:configure_node",),
+        daemon=True,
+    ),
+    Command(
+        "health",
+        "exit 0 when a node answers ApiVersions (the container health check), 1 otherwise",
+        ("controller.node_cli:configure_health",),
+    ),
+    Command(
+        "up",
+        "run a local ZooKeeper and N nodes in the foreground until Ctrl-C",
+        ("controller.devstack.cli:configure_up", "migrate.twin.cli:extend_up"),
+        daemon=True,
+    ),
+    Command(
+        "zk run",
+        "run a local ZooKeeper (Debian package) in the foreground until Ctrl-C",
+        ("controller.devstack.cli:configure_zk_run",),
+        daemon=True,
+    ),
     Command("zk get", "read one znode and decode it with Kafka's format rules", ("migrate.cli:configure_zk_get",)),
-    Command("zk scram", "set or delete a user's SCRAM credential in ZooKeeper (kafka-configs --zookeeper), e.g. to "
-            "bootstrap the inter-broker user before any node starts", ("migrate.cli:configure_zk_scram",)),
-    Command("snapshot export", "walk a live tree (multiRead) into Parquet or JSON lines",
-            ("migrate.snapshot.cli:configure_export",)),
-    Command("snapshot parse", "read ZooKeeper's snapshot files offline (plain, .gz, .snappy)",
-            ("migrate.snapshot.cli:configure_parse",)),
-    Command("snapshot check", "decode every Kafka znode of a snapshot and report what blocks an upgrade",
-            ("migrate.snapshot.cli:configure_check",)),
-    Command("snapshot restore", "write rows (export or parse output) into an empty sandbox chroot: a twin's "
-            "ZooKeeper", ("migrate.snapshot.restore_cli:configure_restore",)),
+    Command(
+        "zk scram",
+        "set or delete a user's SCRAM credential in ZooKeeper (kafka-configs --zookeeper), e.g. to "
+        "bootstrap the inter-broker user before any node starts",
+        ("migrate.cli:configure_zk_scram",),
+    ),
+    Command(
+        "snapshot export",
+        "walk a live tree (multiRead) into Parquet or JSON lines",
+        ("migrate.snapshot.cli:configure_export",),
+    ),
+    Command(
+        "snapshot parse",
+        "read ZooKeeper's snapshot files offline (plain, .gz, .snappy)",
+        ("migrate.snapshot.cli:configure_parse",),
+    ),
+    Command(
+        "snapshot check",
+        "decode every Kafka znode of a snapshot and report what blocks an upgrade",
+        ("migrate.snapshot.cli:configure_check",),
+    ),
+    Command(
+        "snapshot restore",
+        "write rows (export or parse output) into an empty sandbox chroot: a twin's ZooKeeper",
+        ("migrate.snapshot.restore_cli:configure_restore",),
+    ),
     Command("lockdown plan", "print what would change", ("migrate.lockdown.cli:configure_plan",)),
     Command("lockdown apply", "save the current ACLs, then lock", ("migrate.lockdown.cli:configure_apply",)),
-    Command("lockdown verify", "exit 1 if any znode's ACL differs from the plan",
-            ("migrate.lockdown.cli:configure_verify",)),
+    Command(
+        "lockdown verify", "exit 1 if any znode's ACL differs from the plan", ("migrate.lockdown.cli:configure_verify",)
+    ),
     Command("lockdown revert", "restore the ACLs saved by apply", ("migrate.lockdown.cli:configure_revert",)),
-    Command("rehearse", "rehearse the two-phase rolling upgrade (binaries, then IBP) under live client load",
-            ("migrate.rehearse.cli:configure",)),
-    Command("pipeline model", "decode snapshot rows into model tables (Parquet, partitioned by cluster)",
-            ("migrate.pipeline.cli:configure_model",)),
-    Command("pipeline report", "fleet readiness report (HTML with plots + JSON)",
-            ("migrate.pipeline.cli:configure_report",)),
-    Command("pipeline plan", "movement-minimal reassignment plans (Kafka's plan-file format)",
-            ("migrate.pipeline.cli:configure_plan",)),
-    Command("pipeline package", "pack the Python environment the pipeline's executors run on (spark.archives)",
-            ("migrate.pipeline.cli:configure_package",)),
-    Command("pipeline synth", "write deterministic synthetic clusters (optionally with seeded defects) as snapshot "
-            "rows", ("migrate.snapshot.synth_cli:configure_synth",)),
-)  # fmt: skip
+    Command(
+        "rehearse",
+        "rehearse the two-phase rolling upgrade (binaries, then IBP) under live client load",
+        ("migrate.rehearse.cli:configure",),
+    ),
+    Command(
+        "pipeline model",
+        "decode snapshot rows into model tables (Parquet, partitioned by cluster)",
+        ("migrate.pipeline.cli:configure_model",),
+    ),
+    Command(
+        "pipeline report", "fleet readiness report (HTML with plots + JSON)", ("migrate.pipeline.cli:configure_report",)
+    ),
+    Command(
+        "pipeline plan",
+        "movement-minimal reassignment plans (Kafka's plan-file format)",
+        ("migrate.pipeline.cli:configure_plan",),
+    ),
+    Command(
+        "pipeline package",
+        "pack the Python environment the pipeline's executors run on (spark.archives)",
+        ("migrate.pipeline.cli:configure_package",),
+    ),
+    Command(
+        "pipeline synth",
+        "write deterministic synthetic clusters (optionally with seeded defects) as snapshot rows",
+        ("migrate.snapshot.synth_cli:configure_synth",),
+    ),
+)
 
 #: Commands that parse their own arguments: the root hands them everything after the name. ``reassign`` keeps
 #: kafka-reassign-partitions' flags, messages and exit codes, which argparse would answer in its own words.
@@ -187,8 +235,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if verbose:
             traceback.print_exc()
         code = ExitCode.UNREACHABLE if _unreachable(exc) else ExitCode.PROBLEM
-        return report(f"{type(exc).__name__}: {exc}" if code == ExitCode.PROBLEM else str(exc), code,
-                      json_mode=json_mode)  # fmt: skip
+        return report(
+            f"{type(exc).__name__}: {exc}" if code == ExitCode.PROBLEM else str(exc), code, json_mode=json_mode
+        )
 
 
 if __name__ == "__main__":

@@ -32,9 +32,11 @@ def add_identity_flags(parser: argparse.ArgumentParser, role: str, what: str) ->
     flag = f"--{role}-identity"
     either = parser.add_mutually_exclusive_group()
     either.add_argument(
-        flag, metavar=IDENTITY_FORM, default=None,
+        flag,
+        metavar=IDENTITY_FORM,
+        default=None,
         help=f"{what}; {VISIBLE}: prefer {flag}-file or ${env_name(role)}",
-    )  # fmt: skip
+    )
     either.add_argument(
         f"{flag}-file", metavar="FILE", default=None, help=f"a file holding {flag}'s value ({IDENTITY_FORM})"
     )

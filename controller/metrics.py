@@ -51,9 +51,12 @@ class NodeMetrics:
         )
         self.epoch = gauge("bridgekeeper_controller_epoch", "Controller epoch this node leads with, -1 if not active")
         self.elections_won = Counter(
-            "bridgekeeper_controller_elections_won", "Controller elections this node won (one per epoch it led): "
-            "summed over the cluster, how often the controller moved", ["broker_id"], registry=r,
-        )  # fmt: skip
+            "bridgekeeper_controller_elections_won",
+            "Controller elections this node won (one per epoch it led): "
+            "summed over the cluster, how often the controller moved",
+            ["broker_id"],
+            registry=r,
+        )
         self.elections_won.labels(b)
         self._led_epoch = -1
         self.offline = gauge(
@@ -70,9 +73,11 @@ class NodeMetrics:
             "bridgekeeper_reassignment_removing_replicas", "Replicas being removed by in-flight reassignments (RR)"
         )
         self.reassignments_completed = Counter(
-            "bridgekeeper_reassignments_completed", "Partition reassignments this node completed as controller",
-            ["broker_id"], registry=r,
-        )  # fmt: skip
+            "bridgekeeper_reassignments_completed",
+            "Partition reassignments this node completed as controller",
+            ["broker_id"],
+            registry=r,
+        )
         self.reassignments_completed.labels(b)
         self.topics = gauge("bridgekeeper_topics", "Topics known to the active controller (GlobalTopicCount)")
         self.partitions = gauge(
@@ -91,33 +96,46 @@ class NodeMetrics:
         self.event_queue_seconds = Histogram(
             "bridgekeeper_controller_event_queue_time_seconds",
             "Time an event waited in the controller's queue, by Kafka ControllerState (EventQueueTimeMs)",
-            ["broker_id", "state"], buckets=LATENCY_BUCKETS, registry=r,
-        )  # fmt: skip
+            ["broker_id", "state"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
         self.failover_seconds = gauge("bridgekeeper_controller_failover_seconds", "Duration of the last failover load")
         self.controller_events = Histogram(
             "bridgekeeper_controller_event_duration_seconds",
             "Time the controller spent on each event, by Kafka ControllerState (ControllerStats <State>RateAndTimeMs)",
-            ["broker_id", "state"], buckets=LATENCY_BUCKETS, registry=r,
-        )  # fmt: skip
+            ["broker_id", "state"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
         for state in CONTROLLER_STATES:
             self.controller_events.labels(b, state)
             self.event_queue_seconds.labels(b, state)
         # -- requests ----------------------------------------------------------------------------------------
-        self.requests = Counter("bridgekeeper_requests", "Requests handled, per API (RequestsPerSec)",
-                                ["broker_id", "api"], registry=r)  # fmt: skip
+        self.requests = Counter(
+            "bridgekeeper_requests", "Requests handled, per API (RequestsPerSec)", ["broker_id", "api"], registry=r
+        )
         self.request_errors = Counter(
-            "bridgekeeper_request_errors", "Error codes in responses, per API and error (ErrorsPerSec)",
-            ["broker_id", "api", "error"], registry=r,
-        )  # fmt: skip
+            "bridgekeeper_request_errors",
+            "Error codes in responses, per API and error (ErrorsPerSec)",
+            ["broker_id", "api", "error"],
+            registry=r,
+        )
         self.request_seconds = Histogram(
-            "bridgekeeper_request_duration_seconds", "Time from a request's arrival to its response (TotalTimeMs)",
-            ["broker_id", "api"], buckets=LATENCY_BUCKETS, registry=r,
-        )  # fmt: skip
+            "bridgekeeper_request_duration_seconds",
+            "Time from a request's arrival to its response (TotalTimeMs)",
+            ["broker_id", "api"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
         self.admin_requests = Counter(
-            "bridgekeeper_admin_requests", "Client requests of forwardable (admin write) APIs by the route they took "
+            "bridgekeeper_admin_requests",
+            "Client requests of forwardable (admin write) APIs by the route they took "
             "to ZooKeeper: forwarded, controller (this node was the active controller) or direct (this broker "
-            "wrote ZooKeeper itself): the bridge's progress", ["broker_id", "api", "route"], registry=r,
-        )  # fmt: skip
+            "wrote ZooKeeper itself): the bridge's progress",
+            ["broker_id", "api", "route"],
+            registry=r,
+        )
         for key in sorted(set(api_keys)):
             self.requests.labels(b, api_name(key))
             self.request_seconds.labels(b, api_name(key))
@@ -125,33 +143,46 @@ class NodeMetrics:
                 for route in ROUTES:
                     self.admin_requests.labels(b, api_name(key), route)
         # -- ZooKeeper writes --------------------------------------------------------------------------------
-        self.zk_writes = Counter("bridgekeeper_zookeeper_writes", "ZooKeeper writes made by this node, per kind",
-                                 ["broker_id", "kind", "outcome"], registry=r)  # fmt: skip
+        self.zk_writes = Counter(
+            "bridgekeeper_zookeeper_writes",
+            "ZooKeeper writes made by this node, per kind",
+            ["broker_id", "kind", "outcome"],
+            registry=r,
+        )
         self.zk_write_seconds = Histogram(
-            "bridgekeeper_zookeeper_write_duration_seconds", "ZooKeeper write latency, retries included",
-            ["broker_id", "kind"], buckets=LATENCY_BUCKETS, registry=r,
-        )  # fmt: skip
+            "bridgekeeper_zookeeper_write_duration_seconds",
+            "ZooKeeper write latency, retries included",
+            ["broker_id", "kind"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
         for kind in WRITE_KINDS:
             for outcome in ("ok", "failed"):
                 self.zk_writes.labels(b, kind, outcome)
             self.zk_write_seconds.labels(b, kind)
         self.fenced_writes = Counter(
-            "bridgekeeper_zookeeper_fenced_writes", "Controller multis ZooKeeper refused because the controller "
-            "epoch moved on (a stale controller fenced off: Kafka's ControllerMovedException)", ["broker_id"],
+            "bridgekeeper_zookeeper_fenced_writes",
+            "Controller multis ZooKeeper refused because the controller "
+            "epoch moved on (a stale controller fenced off: Kafka's ControllerMovedException)",
+            ["broker_id"],
             registry=r,
-        )  # fmt: skip
+        )
         self.fenced_writes.labels(b)
         # Kafka's SessionExpireListener: SessionState, ZooKeeper{SyncConnects,Disconnects,Expires}PerSec. A
         # node has one session, or two when the controller has its own ZooKeeper identity (label "session").
         self.session_state = Gauge(
-            "bridgekeeper_zookeeper_session_state", "1 for the ZooKeeper session's current state (SessionState)",
-            ["broker_id", "session", "state"], registry=r,
-        )  # fmt: skip
+            "bridgekeeper_zookeeper_session_state",
+            "1 for the ZooKeeper session's current state (SessionState)",
+            ["broker_id", "session", "state"],
+            registry=r,
+        )
         self.session_events = Counter(
-            "bridgekeeper_zookeeper_session_events", "ZooKeeper session transitions: connects (the first and "
+            "bridgekeeper_zookeeper_session_events",
+            "ZooKeeper session transitions: connects (the first and "
             "every reconnect), disconnects (suspended) and expirations (lost)",
-            ["broker_id", "session", "event"], registry=r,
-        )  # fmt: skip
+            ["broker_id", "session", "event"],
+            registry=r,
+        )
         # Read at scrape time from the session itself: what `bridgekeeper health` compares (controller.wire.health).
         self.session_disconnected = Gauge(
             DISCONNECTED_SECONDS,
@@ -173,40 +204,56 @@ class NodeMetrics:
         #: The node's protocol versions as labels (value 1): a rolling IBP bump is watched from outside, and
         #: a rehearsal checks each restarted node really runs the IBP it was given, not what its file says.
         self.protocol = Gauge(
-            "bridgekeeper_node_protocol_info", "1, labelled with this node's inter.broker.protocol.version and "
+            "bridgekeeper_node_protocol_info",
+            "1, labelled with this node's inter.broker.protocol.version and "
             "its forwarding gate (bridgekeeper.forwarding.min.ibp)",
-            ["broker_id", "inter_broker_protocol_version", "forwarding_min_ibp"], registry=r,
-        )  # fmt: skip
+            ["broker_id", "inter_broker_protocol_version", "forwarding_min_ibp"],
+            registry=r,
+        )
         self.forwarded = Counter(
-            "bridgekeeper_forwarding_client_requests", "Client requests forwarded to the controller "
-            "(KIP-590 num-client-forwarding-to-controller-rate/-count)", ["broker_id"], registry=r,
-        )  # fmt: skip
+            "bridgekeeper_forwarding_client_requests",
+            "Client requests forwarded to the controller (KIP-590 num-client-forwarding-to-controller-rate/-count)",
+            ["broker_id"],
+            registry=r,
+        )
         self.redirected = Counter(
-            "bridgekeeper_forwarding_envelopes_sent", "Envelopes sent to the controller, retries included "
-            "(KIP-590 num-messages-redirected-rate/-count)", ["broker_id"], registry=r,
-        )  # fmt: skip
+            "bridgekeeper_forwarding_envelopes_sent",
+            "Envelopes sent to the controller, retries included (KIP-590 num-messages-redirected-rate/-count)",
+            ["broker_id"],
+            registry=r,
+        )
         self.auth_failures = Counter(
-            "bridgekeeper_forwarding_authorization_failures", "Envelopes the controller refused with "
+            "bridgekeeper_forwarding_authorization_failures",
+            "Envelopes the controller refused with "
             "CLUSTER_AUTHORIZATION_FAILED (KIP-590 request-forwarding-to-controller-authorization-fail-count)",
-            ["broker_id"], registry=r,
-        )  # fmt: skip
+            ["broker_id"],
+            registry=r,
+        )
         self.queue_seconds = Histogram(
-            "bridgekeeper_forwarding_queue_time_seconds", "Time from queueing a forwarded request to sending it "
-            "(ForwardingManager QueueTimeMs)", ["broker_id"], buckets=LATENCY_BUCKETS, registry=r,
-        )  # fmt: skip
+            "bridgekeeper_forwarding_queue_time_seconds",
+            "Time from queueing a forwarded request to sending it (ForwardingManager QueueTimeMs)",
+            ["broker_id"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
         self.remote_seconds = Histogram(
-            "bridgekeeper_forwarding_remote_time_seconds", "Time from sending an Envelope to its response "
-            "(ForwardingManager RemoteTimeMs)", ["broker_id"], buckets=LATENCY_BUCKETS, registry=r,
-        )  # fmt: skip
+            "bridgekeeper_forwarding_remote_time_seconds",
+            "Time from sending an Envelope to its response (ForwardingManager RemoteTimeMs)",
+            ["broker_id"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
         self.queue_len = gauge(
             "bridgekeeper_forwarding_queue_length",
             "Forwarded requests waiting or in flight (ForwardingManager QueueLength)",
         )
         self.forwarding_retries = Counter(
-            "bridgekeeper_forwarding_retries", "Forwarding attempts tried again, by reason: no controller known, "
-            "controller unreachable, connection lost mid-request, or NOT_CONTROLLER", ["broker_id", "reason"],
+            "bridgekeeper_forwarding_retries",
+            "Forwarding attempts tried again, by reason: no controller known, "
+            "controller unreachable, connection lost mid-request, or NOT_CONTROLLER",
+            ["broker_id", "reason"],
             registry=r,
-        )  # fmt: skip
+        )
         for reason in FORWARDING_RETRY_REASONS:
             self.forwarding_retries.labels(b, reason)
         for c in (self.forwarded, self.redirected, self.auth_failures):
@@ -233,30 +280,42 @@ class NodeMetrics:
             "bridgekeeper_replicas_catching_up", "Followers of partitions this broker leads still catching up"
         )
         self.throttled_replicas = Gauge(
-            "bridgekeeper_replication_throttled_replicas", "Catching-up replicas slowed by a replication throttle "
-            "(leader.|follower.replication.throttled.replicas) on this broker", ["broker_id", "direction"],
+            "bridgekeeper_replication_throttled_replicas",
+            "Catching-up replicas slowed by a replication throttle "
+            "(leader.|follower.replication.throttled.replicas) on this broker",
+            ["broker_id", "direction"],
             registry=r,
-        )  # fmt: skip
+        )
         self.throttle_rate = Gauge(
-            "bridgekeeper_replication_throttle_rate_bytes", "This broker's replication throttle in force, bytes/s "
+            "bridgekeeper_replication_throttle_rate_bytes",
+            "This broker's replication throttle in force, bytes/s "
             "(leader.|follower.replication.throttled.rate; 0 = none, read only while replicas catch up)",
-            ["broker_id", "direction"], registry=r,
-        )  # fmt: skip
+            ["broker_id", "direction"],
+            registry=r,
+        )
         for direction in ("leader", "follower"):
             self.throttled_replicas.labels(b, direction).set(0)
             self.throttle_rate.labels(b, direction).set(0)
         # -- connections (KIP-511) ---------------------------------------------------------------------------
         self.connections = Gauge(
-            "bridgekeeper_connections", "Open client connections by client software (KIP-511 connections metric)",
-            ["broker_id", "listener", "client_software_name", "client_software_version"], registry=r,
-        )  # fmt: skip
-        self.sasl_failures = Counter("bridgekeeper_sasl_authentication_failures",
-                                     "Failed SASL authentications (failed-authentication-total)",
-                                     ["broker_id", "listener"], registry=r)  # fmt: skip
-        self.tls_failures = Counter("bridgekeeper_tls_handshake_failures",
-                                    "TLS handshakes refused on SSL and SASL_SSL listeners, by OpenSSL's reason "
-                                    "(CERTIFICATE_VERIFY_FAILED, TLSV1_ALERT_UNKNOWN_CA, WRONG_VERSION_NUMBER, ...)",
-                                    ["broker_id", "listener", "reason"], registry=r)  # fmt: skip
+            "bridgekeeper_connections",
+            "Open client connections by client software (KIP-511 connections metric)",
+            ["broker_id", "listener", "client_software_name", "client_software_version"],
+            registry=r,
+        )
+        self.sasl_failures = Counter(
+            "bridgekeeper_sasl_authentication_failures",
+            "Failed SASL authentications (failed-authentication-total)",
+            ["broker_id", "listener"],
+            registry=r,
+        )
+        self.tls_failures = Counter(
+            "bridgekeeper_tls_handshake_failures",
+            "TLS handshakes refused on SSL and SASL_SSL listeners, by OpenSSL's reason "
+            "(CERTIFICATE_VERIFY_FAILED, TLSV1_ALERT_UNKNOWN_CA, WRONG_VERSION_NUMBER, ...)",
+            ["broker_id", "listener", "reason"],
+            registry=r,
+        )
         self._server: object | None = None
         self._thread: threading.Thread | None = None
 

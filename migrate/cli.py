@@ -28,9 +28,14 @@ def cmd_zk_get(args: argparse.Namespace) -> int:
 
     if not args.path.startswith("/"):
         raise UsageError(f"PATH must start with '/' (absolute in the chroot), got {args.path!r}")
-    session = connect(args.zookeeper, name="zk-get", timeout=args.timeout, read_only=True,
-                      session_timeout_ms=int(args.timeout * 1000),
-                      tls_config_file=args.zk_tls_config_file)  # fmt: skip
+    session = connect(
+        args.zookeeper,
+        name="zk-get",
+        timeout=args.timeout,
+        read_only=True,
+        session_timeout_ms=int(args.timeout * 1000),
+        tls_config_file=args.zk_tls_config_file,
+    )
     try:
         found = session.get(args.path)
     except NoAuthError:
@@ -65,7 +70,7 @@ def cmd_zk_scram(args: argparse.Namespace) -> int:
     from controller.zk.errors import NoAuthError
     from migrate.connect import connect
 
-    if args.zk_digest is not None:  # the old spelling, kept for scripts: USER:PASSWORD without the scheme
+    if args.zk_digest is not None:  # USER:PASSWORD without the scheme, accepted so scripts passing it work
         if args.zk_identity is not None or args.zk_identity_file is not None:
             raise UsageError("--zk-digest is the old spelling of --zk-identity: give one of them")
         user, _, secret = args.zk_digest.partition(":")
@@ -158,7 +163,7 @@ def configure_zk_scram(scram: argparse.ArgumentParser) -> None:
         "--iterations", type=positive_int, default=4096, help=f"{minimum}-{MAX_ITERATIONS} (default 4096)"
     )
     add_identity_flags(scram, "zk", "the ZooKeeper digest identity the credential is written with")
-    # The flag's earlier spelling (USER:PASSWORD, no scheme), kept so existing scripts keep working.
+    # --zk-identity without the scheme (USER:PASSWORD): hidden from --help, accepted so scripts passing it work.
     scram.add_argument("--zk-digest", metavar="USER:PASSWORD", default=None, help=argparse.SUPPRESS)
     scram.add_argument("--timeout", type=seconds, default=10.0, help="connect timeout in seconds")
     scram.set_defaults(func=cmd_zk_scram)

@@ -22,8 +22,17 @@ from markupsafe import Markup
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 #: Tableau 10: distinct in print and for the common colour-vision deficiencies.
 TABLEAU10 = (
-    "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#ff9da7", "#e15759", "#bab0ac",
-)  # fmt: skip
+    "#4e79a7",
+    "#f28e2b",
+    "#59a14f",
+    "#b07aa1",
+    "#76b7b2",
+    "#edc948",
+    "#9c755f",
+    "#ff9da7",
+    "#e15759",
+    "#bab0ac",
+)
 #: ``default-src 'none'``: nothing may be fetched. plotly.js needs inline scripts and ``eval`` (its
 #: ``Function``-built number formatters), its own inline styles, and data:/blob: images for its icons.
 CSP = (

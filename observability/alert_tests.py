@@ -291,23 +291,27 @@ def tests() -> dict[str, object]:
         checks: list[dict[str, object]] = []
         for e in case.expect:
             alert = BY_NAME[e.alert]
-            checks.append({
-                "eval_time": e.at,
-                "alertname": e.alert,
-                "exp_alerts": [
-                    {
-                        "exp_labels": {**labels, "severity": alert.severity},
-                        "exp_annotations": {**alert_annotations(alert), "summary": summary},
-                    }
-                    for labels, summary in e.firing
-                ],
-            })  # fmt: skip
-        out.append({
-            "name": case.name,
-            "interval": case.interval,
-            "input_series": [{"series": s, "values": v} for s, v in case.series],
-            "alert_rule_test": checks,
-        })  # fmt: skip
+            checks.append(
+                {
+                    "eval_time": e.at,
+                    "alertname": e.alert,
+                    "exp_alerts": [
+                        {
+                            "exp_labels": {**labels, "severity": alert.severity},
+                            "exp_annotations": {**alert_annotations(alert), "summary": summary},
+                        }
+                        for labels, summary in e.firing
+                    ],
+                }
+            )
+        out.append(
+            {
+                "name": case.name,
+                "interval": case.interval,
+                "input_series": [{"series": s, "values": v} for s, v in case.series],
+                "alert_rule_test": checks,
+            }
+        )
     return {"rule_files": ["alerts.yaml"], "evaluation_interval": "15s", "tests": out}
 
 

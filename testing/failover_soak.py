@@ -1,4 +1,4 @@
-"""Repeated induced failovers under client load (issue 15): the driver behind ``tests/reliability/test_failovers.py``
+"""Repeated induced failovers under client load: the driver behind ``tests/reliability/test_failovers.py``
 and ``python -m bench.failover_soak``, one cycle for both.
 
 A cluster of its own (:class:`~migrate.rehearse.cluster.OwnedCluster`: a ZooKeeper ensemble and N node processes,

@@ -34,10 +34,23 @@ WORLD = ("world", "anyone")
 SENSITIVE_ROOTS = ("/config/users", "/config/brokers", "/delegation_token/tokens")
 #: Kafka's secure roots (ZkData.SecureRootPaths + the ACL stores), which lockdown covers with their subtrees.
 CONTROLLER_ROOTS = (
-    "/admin", "/brokers", "/cluster", "/config", "/controller", "/controller_epoch", "/isr_change_notification",
-    "/latest_producer_id_block", "/log_dir_event_notification", "/delegation_token", "/kafka-acl",
-    "/kafka-acl-changes", "/kafka-acl-extended", "/kafka-acl-extended-changes", "/migration", "/feature",
-)  # fmt: skip
+    "/admin",
+    "/brokers",
+    "/cluster",
+    "/config",
+    "/controller",
+    "/controller_epoch",
+    "/isr_change_notification",
+    "/latest_producer_id_block",
+    "/log_dir_event_notification",
+    "/delegation_token",
+    "/kafka-acl",
+    "/kafka-acl-changes",
+    "/kafka-acl-extended",
+    "/kafka-acl-extended-changes",
+    "/migration",
+    "/feature",
+)
 BROKER_PARENTS = ("/brokers/ids", "/isr_change_notification", "/log_dir_event_notification")
 
 
@@ -94,8 +107,8 @@ def desired_acl(path: str, who: Identities) -> list[Acl]:
         acl.append((READ, *WORLD))
     elif who.broker is not None:
         # Brokers read their dynamic configs (replication throttles) and SCRAM credentials here; Kafka's brokers
-        # share the creating identity, ours have their own (found by `rehearse --lockdown`: a broker's replica
-        # catch-up stopped at NoAuth on /config/brokers).
+        # share the creating identity, ours have their own (without this READ a broker's replica catch-up stops
+        # at NoAuth on /config/brokers, which `rehearse --lockdown` would show).
         acl.append((READ, *who.broker))
     return _canonical(acl)
 

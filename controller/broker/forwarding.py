@@ -9,12 +9,12 @@ When the controller found does not advertise Envelope (it is below the forwardin
 bump), the request is handed back to be handled locally, as a pre-bridge broker would.
 
 **A window instead of one in flight** (``bridgekeeper.forwarding.max.in.flight``, default 16; 1 is Kafka's).
-One request in flight serializes every client of the broker behind the slowest admin write anywhere (issue 15:
-with 50 concurrent clients, 0.55-0.75x the direct path's throughput; 0.88-1.00x with 16). With a window of N,
-up to N requests are in flight at once, each on a connection of its own (the controller, like Kafka's
-SocketServer, serves one request per connection at a time, so pipelining envelopes on one connection would
-gain nothing); waiting requests are admitted first come, first served, and a request being retried keeps its
-place in the window.
+One request in flight serializes every client of the broker behind the slowest admin write anywhere
+(``bench.forwarding_concurrency``, 50 concurrent clients: 0.55-0.75x the direct path's throughput; 0.88-1.00x
+with 16). With a window of N, up to N requests are in flight at once, each on a connection of its own (the
+controller, like Kafka's SocketServer, serves one request per connection at a time, so pipelining envelopes on
+one connection would gain nothing); waiting requests are admitted first come, first served, and a request being
+retried keeps its place in the window.
 
 What order is kept, and why that is all Kafka promises:
 
@@ -395,8 +395,9 @@ class ForwardingManager:
         """Whether the controller takes our Envelope version: None when it advertises Envelope, but not ours."""
         if int(versions.error_code) != 0:
             raise ClientError(f"ApiVersions from controller {target[0]} failed with error {versions.error_code}")
-        spans = [(int(k.min_version), int(k.max_version)) for k in versions.api_keys
-                 if int(k.api_key) == envelope.API_KEY]  # fmt: skip
+        spans = [
+            (int(k.min_version), int(k.max_version)) for k in versions.api_keys if int(k.api_key) == envelope.API_KEY
+        ]
         if not spans:
             return False
         if any(lo <= envelope.VERSION <= hi for lo, hi in spans):

@@ -57,8 +57,10 @@ class Throttles:
         follower_rate: dict[int, float] = {}
         for broker, config in brokers.items():
             merged = {**default, **config}
-            for key, target in (("leader.replication.throttled.rate", leader_rate),
-                                ("follower.replication.throttled.rate", follower_rate)):  # fmt: skip
+            for key, target in (
+                ("leader.replication.throttled.rate", leader_rate),
+                ("follower.replication.throttled.rate", follower_rate),
+            ):
                 with contextlib.suppress(KeyError, ValueError):
                     target[broker] = float(merged[key])
         leader_replicas: dict[str, str] = {}
@@ -309,9 +311,15 @@ class ReplicaManager:
         by_topic: dict[str, list[Any]] = {}
         for (_name, topic_id, partition), (leader_epoch, isr, partition_epoch) in ready.items():
             by_topic.setdefault(topic_id, []).append(
-                build(module.PartitionData, partition_index=partition, leader_epoch=leader_epoch, new_isr=isr,
-                      leader_recovery_state=0, partition_epoch=partition_epoch)
-            )  # fmt: skip
+                build(
+                    module.PartitionData,
+                    partition_index=partition,
+                    leader_epoch=leader_epoch,
+                    new_isr=isr,
+                    leader_recovery_state=0,
+                    partition_epoch=partition_epoch,
+                )
+            )
         body = build(
             request_cls,
             broker_id=self.broker_id,

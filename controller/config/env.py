@@ -19,11 +19,24 @@ from controller.config.errors import ConfigError
 
 PREFIX = "KAFKA_"
 #: Variables Kafka's image reads for itself, never as server properties (the log4j levels: see controller.logs).
-NOT_PROPERTIES = frozenset({
-    "KAFKA_VERSION", "KAFKA_HOME", "KAFKA_HEAP_OPTS", "KAFKA_OPTS", "KAFKA_JMX_OPTS", "KAFKA_JMX_HOSTNAME",
-    "KAFKA_JMX_PORT", "KAFKA_JVM_PERFORMANCE_OPTS", "KAFKA_GC_LOG_OPTS", "KAFKA_LOG4J_OPTS",
-    "KAFKA_LOG4J_ROOT_LOGLEVEL", "KAFKA_LOG4J_LOGGERS", "KAFKA_TOOLS_LOG4J_LOGLEVEL", "KAFKA_DEBUG",
-})  # fmt: skip
+NOT_PROPERTIES = frozenset(
+    {
+        "KAFKA_VERSION",
+        "KAFKA_HOME",
+        "KAFKA_HEAP_OPTS",
+        "KAFKA_OPTS",
+        "KAFKA_JMX_OPTS",
+        "KAFKA_JMX_HOSTNAME",
+        "KAFKA_JMX_PORT",
+        "KAFKA_JVM_PERFORMANCE_OPTS",
+        "KAFKA_GC_LOG_OPTS",
+        "KAFKA_LOG4J_OPTS",
+        "KAFKA_LOG4J_ROOT_LOGLEVEL",
+        "KAFKA_LOG4J_LOGGERS",
+        "KAFKA_TOOLS_LOG4J_LOGLEVEL",
+        "KAFKA_DEBUG",
+    }
+)
 _NAME = re.compile(r"[A-Za-z0-9_]+")
 
 

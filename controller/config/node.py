@@ -286,9 +286,10 @@ def config_from_properties(raw: Mapping[str, str], *, warnings: tuple[str, ...] 
     authorizer = values.string(AUTHORIZER_CLASS_NAME, "") or ""
     if authorizer and authorizer not in ACL_AUTHORIZERS:
         raise ConfigError.invalid(
-            AUTHORIZER_CLASS_NAME, authorizer,
+            AUTHORIZER_CLASS_NAME,
+            authorizer,
             f"bridgekeeper implements the ZooKeeper ACL authorizer only ({' or '.join(ACL_AUTHORIZERS)})",
-        )  # fmt: skip
+        )
     zk_digest = read_digest(values, ZK_DIGEST)
     zk_controller_digest = read_digest(values, ZK_CONTROLLER_DIGEST) or zk_digest
     zk_set_acl = values.boolean(ZK_SET_ACL, False)

@@ -55,9 +55,11 @@ def _mechanisms(values: Values, listener: str) -> tuple[str, tuple[str, ...]]:
     for m in mechanisms:
         if m not in SUPPORTED_SASL_MECHANISMS:
             raise ConfigError.invalid(
-                key, text, f"SASL mechanism {m} is not supported by bridgekeeper "
+                key,
+                text,
+                f"SASL mechanism {m} is not supported by bridgekeeper "
                 f"(supported: {', '.join(SUPPORTED_SASL_MECHANISMS)})",
-            )  # fmt: skip
+            )
     return key, mechanisms
 
 
@@ -87,9 +89,11 @@ def read_sasl(
             key, jaas = _jaas(values, ep.listener, "PLAIN")
             if jaas is None:
                 raise ConfigError.invalid(
-                    key, "", f"Could not find a JAAS configuration for SASL/PLAIN on listener {ep.listener}; set "
-                    f"{key} to a PlainLoginModule entry with user_<name>=\"<password>\" options",
-                )  # fmt: skip
+                    key,
+                    "",
+                    f"Could not find a JAAS configuration for SASL/PLAIN on listener {ep.listener}; set "
+                    f'{key} to a PlainLoginModule entry with user_<name>="<password>" options',
+                )
             users = jaas.plain_users()
         result[ep.listener] = ListenerSasl(mechanisms, MappingProxyType(users))
     inter_sasl: SaslCredentials | None = None
@@ -98,16 +102,19 @@ def read_sasl(
         mechanism = java_trim(text)
         if mechanism not in result[inter].mechanisms:
             raise ConfigError.invalid(
-                SASL_MECHANISM_INTER_BROKER, text,
+                SASL_MECHANISM_INTER_BROKER,
+                text,
                 f"{SASL_MECHANISM_INTER_BROKER} must be included in {SASL_ENABLED_MECHANISMS} when SASL is used "
                 f"for inter-broker communication (listener {inter} enables {', '.join(result[inter].mechanisms)})",
-            )  # fmt: skip
+            )
         key, jaas = _jaas(values, inter, mechanism)
         if jaas is None or not jaas.username or jaas.password is None:
             raise ConfigError.invalid(
-                key, "", f"the inter-broker listener {inter} uses SASL/{mechanism}: {key} must give this node's "
+                key,
+                "",
+                f"the inter-broker listener {inter} uses SASL/{mechanism}: {key} must give this node's "
                 "username and password",
-            )  # fmt: skip
+            )
         inter_sasl = SaslCredentials(mechanism, jaas.username, jaas.password)
     return result, inter_sasl
 

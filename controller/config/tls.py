@@ -144,8 +144,14 @@ def _keystore(look: _Lookup, need: bool) -> KeyStore | None:
         if chain is None or key is None:
             missing = KEYSTORE_KEY if key is None else KEYSTORE_CHAIN
             raise TlsMaterialError(missing, f"an inline PEM keystore needs both {KEYSTORE_CHAIN} and {KEYSTORE_KEY}")
-        return pem_keystore(chain.encode(), key.encode(), look.get(KEY_PASSWORD), chain_key=KEYSTORE_CHAIN,
-                            key_key=KEYSTORE_KEY, password_key=KEY_PASSWORD)  # fmt: skip
+        return pem_keystore(
+            chain.encode(),
+            key.encode(),
+            look.get(KEY_PASSWORD),
+            chain_key=KEYSTORE_CHAIN,
+            key_key=KEYSTORE_KEY,
+            password_key=KEY_PASSWORD,
+        )
     if location is None:
         if need:
             raise TlsMaterialError(
@@ -157,8 +163,14 @@ def _keystore(look: _Lookup, need: bool) -> KeyStore | None:
     data = read_file(KEYSTORE_LOCATION, location)
     if kind == "PEM":
         password_key = KEYSTORE_PASSWORD if look.family else KEY_PASSWORD
-        return pem_keystore(data, data, look.get(password_key), chain_key=KEYSTORE_LOCATION,
-                            key_key=KEYSTORE_LOCATION, password_key=password_key)  # fmt: skip
+        return pem_keystore(
+            data,
+            data,
+            look.get(password_key),
+            chain_key=KEYSTORE_LOCATION,
+            key_key=KEYSTORE_LOCATION,
+            password_key=password_key,
+        )
     if kind == "PKCS12":
         return pkcs12_keystore(data, look.get(KEYSTORE_PASSWORD), key=KEYSTORE_LOCATION, password_key=KEYSTORE_PASSWORD)
     raise TlsMaterialError(KEYSTORE_TYPE, "expected PEM or PKCS12")
@@ -191,8 +203,9 @@ def _truststore(look: _Lookup) -> str | None:
     if kind == "PEM":
         return pem_truststore(data, key=TRUSTSTORE_LOCATION)
     if kind == "PKCS12":
-        return pkcs12_truststore(data, look.get(TRUSTSTORE_PASSWORD), key=TRUSTSTORE_LOCATION,
-                                 password_key=TRUSTSTORE_PASSWORD)  # fmt: skip
+        return pkcs12_truststore(
+            data, look.get(TRUSTSTORE_PASSWORD), key=TRUSTSTORE_LOCATION, password_key=TRUSTSTORE_PASSWORD
+        )
     raise TlsMaterialError(TRUSTSTORE_TYPE, "expected PEM or PKCS12")
 
 

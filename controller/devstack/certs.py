@@ -37,8 +37,14 @@ class Issued:
 
 def _name(text: str) -> x509.Name:
     """``CN=a,OU=b,O=c`` (most specific first, as Kafka prints DNs) as an x509 Name."""
-    oids = {"CN": NameOID.COMMON_NAME, "OU": NameOID.ORGANIZATIONAL_UNIT_NAME, "O": NameOID.ORGANIZATION_NAME,
-            "L": NameOID.LOCALITY_NAME, "ST": NameOID.STATE_OR_PROVINCE_NAME, "C": NameOID.COUNTRY_NAME}  # fmt: skip
+    oids = {
+        "CN": NameOID.COMMON_NAME,
+        "OU": NameOID.ORGANIZATIONAL_UNIT_NAME,
+        "O": NameOID.ORGANIZATION_NAME,
+        "L": NameOID.LOCALITY_NAME,
+        "ST": NameOID.STATE_OR_PROVINCE_NAME,
+        "C": NameOID.COUNTRY_NAME,
+    }
     attributes = []
     for part in reversed(text.split(",")):
         key, _eq, value = part.partition("=")
@@ -129,8 +135,9 @@ def write_pem(directory: Path, name: str, issued: Issued, ca: Issued, *, passwor
     """``<name>.keystore.pem`` (Kafka's PEM keystore), ``<name>.crt`` / ``<name>.key`` (for clients such as
     librdkafka and kcat), ``ca.crt`` (the truststore), all 0600 under ``directory``."""
     directory.mkdir(parents=True, exist_ok=True)
-    files = PemFiles(directory / f"{name}.keystore.pem", directory / f"{name}.crt", directory / f"{name}.key",
-                     directory / "ca.crt")  # fmt: skip
+    files = PemFiles(
+        directory / f"{name}.keystore.pem", directory / f"{name}.crt", directory / f"{name}.key", directory / "ca.crt"
+    )
     contents = {
         files.keystore: issued.key_pem(password) + issued.cert_pem() + ca.cert_pem(),
         files.cert: issued.cert_pem(),

@@ -150,9 +150,10 @@ def configure_up(up: argparse.ArgumentParser) -> None:
     up.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="node config, repeatable")
     up.add_argument("--zk-servers", type=int, choices=(1, 3), default=1, help="standalone or 3-node ensemble")
     up.add_argument(
-        "--tls", action="store_true",
+        "--tls",
+        action="store_true",
         help="SSL listeners, TLS between nodes and to ZooKeeper, with a throw-away CA in <data-dir>/tls",
-    )  # fmt: skip
+    )
     up.set_defaults(func=cmd_up)
 
 

@@ -184,9 +184,12 @@ class Stack:
             zk = certs.write_pem(self.tls_dir, "zookeeper", certs.issue(ca, "CN=zookeeper"), ca)
             server_tls = ServerTls(zk.keystore, zk.ca, client_auth="want")
         self.zk = LocalZooKeeper(
-            zk_servers, base_dir=self.data_dir / "zookeeper", client_port=base_port if zk_servers == 1 else None,
-            tls=server_tls, heap_mb=zk_heap_mb,
-        )  # fmt: skip
+            zk_servers,
+            base_dir=self.data_dir / "zookeeper",
+            client_port=base_port if zk_servers == 1 else None,
+            tls=server_tls,
+            heap_mb=zk_heap_mb,
+        )
         self.nodes: list[NodeProcess] = []
 
     @property
@@ -268,9 +271,10 @@ class Stack:
             planned.append((broker_id, port, metrics_port))
         say(f"starting ZooKeeper ({self.zk.servers} server{'s' if self.zk.servers > 1 else ''}) ...")
         self.zk.start()
-        say(f"ZooKeeper serving on {self.zk.connect_string}" + (
-            f" (TLS-only: {self.zk.secure_connect_string})" if self.tls_dir is not None else ""
-        ))  # fmt: skip
+        say(
+            f"ZooKeeper serving on {self.zk.connect_string}"
+            + (f" (TLS-only: {self.zk.secure_connect_string})" if self.tls_dir is not None else "")
+        )
         if self.before_nodes is not None:
             self.before_nodes(self)
         deadline = time.monotonic() + timeout

@@ -114,8 +114,11 @@ class TlsSettings:
         if self.keystore is not None:
             password = secrets.token_urlsafe(24)
             loaded = serialization.load_pem_private_key(self.keystore.key_pem, None)
-            encrypted = loaded.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                             serialization.BestAvailableEncryption(password.encode()))  # fmt: skip
+            encrypted = loaded.private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.PKCS8,
+                serialization.BestAvailableEncryption(password.encode()),
+            )
             cert = _private_file(directory, "chain.pem", self.keystore.chain_pem)
             key = _private_file(directory, "key.pem", encrypted)
         return ca, cert, key, password
@@ -200,9 +203,15 @@ def _keystore(chain: list[x509.Certificate], private_key: object, key: str, now:
 
 
 def pem_keystore(
-    chain_pem: bytes, key_pem: bytes, password: str | None, *, chain_key: str, key_key: str, password_key: str,
+    chain_pem: bytes,
+    key_pem: bytes,
+    password: str | None,
+    *,
+    chain_key: str,
+    key_key: str,
+    password_key: str,
     now: dt.datetime | None = None,
-) -> KeyStore:  # fmt: skip
+) -> KeyStore:
     """A PEM keystore (KIP-651): ``chain_key`` names where the chain came from, ``key_key`` the key,
     ``password_key`` its password (``ssl.key.password``)."""
     now = now or dt.datetime.now(dt.UTC)

@@ -7,7 +7,8 @@ propagate it is the one read. The read-compute-write runs on :func:`controller.z
 of one entity inside this node take turns and only other processes can make a write lose its race. It reads
 through the session it writes with: a node's two sessions (the broker's and the controller identity's) may be
 connected to different servers of an ensemble, and a read on the other one could trail the write the previous
-writer of the entity just made (issue 15: 6 of 500 writes of one topic lost that race on a 3-server ensemble).
+writer of the entity just made (ZooKeeper orders reads after writes per session only: its Programmer's Guide,
+"Consistency Guarantees"), and the write would then lose its version check to a change it never read.
 """
 
 from __future__ import annotations

@@ -44,8 +44,9 @@ class LegacyIsrWriter:
                 continue
             if state.leader != self.broker_id or state.leader_epoch != leader_epoch:
                 continue
-            new = PartitionState(state.leader, state.leader_epoch, state.controller_epoch, tuple(isr),
-                                 state.leader_recovery_state)  # fmt: skip
+            new = PartitionState(
+                state.leader, state.leader_epoch, state.controller_epoch, tuple(isr), state.leader_recovery_state
+            )
             try:
                 self.session.set_if_version(path, new.encode(), zk_version, write="isr")
             except NOT_AS_EXPECTED:

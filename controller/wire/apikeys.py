@@ -76,58 +76,118 @@ class ApiSpec:
 
 #: Kafka 3.9's ``ApiKeys.forwardable`` (reference/kafka-zk-facts.md §4), APIs this node does not serve
 #: included: an Envelope's inner request is checked against Kafka's list, as Kafka's controller checks it.
-KAFKA_FORWARDABLE: frozenset[int] = frozenset({19, 20, 30, 31, 33, 37, 38, 39, 40, 43, 44, 45, 46, 49, 51, 55, 57,
-                                               64, 67, 80, 81})  # fmt: skip
+KAFKA_FORWARDABLE: frozenset[int] = frozenset(
+    {19, 20, 30, 31, 33, 37, 38, 39, 40, 43, 44, 45, 46, 49, 51, 55, 57, 64, 67, 80, 81}
+)
 
 K = ApiKey
 A = AclOperation
 SPECS: tuple[ApiSpec, ...] = (
     ApiSpec(K.API_VERSIONS, "ApiVersions", (0, 4), "api_versions", pre_auth=True),
     ApiSpec(K.METADATA, "Metadata", (0, 12), "metadata"),
-    ApiSpec(K.CREATE_TOPICS, "CreateTopics", (2, 7), "create_topics",
-            error_response=errors.create_topics),
-    ApiSpec(K.DELETE_TOPICS, "DeleteTopics", (1, 6), "delete_topics",
-            error_response=errors.delete_topics),
-    ApiSpec(K.CREATE_PARTITIONS, "CreatePartitions", (0, 3), "create_partitions",
-            error_response=errors.create_partitions),
+    ApiSpec(K.CREATE_TOPICS, "CreateTopics", (2, 7), "create_topics", error_response=errors.create_topics),
+    ApiSpec(K.DELETE_TOPICS, "DeleteTopics", (1, 6), "delete_topics", error_response=errors.delete_topics),
+    ApiSpec(
+        K.CREATE_PARTITIONS, "CreatePartitions", (0, 3), "create_partitions", error_response=errors.create_partitions
+    ),
     ApiSpec(K.DESCRIBE_CLUSTER, "DescribeCluster", (0, 1), "describe_cluster"),
-    ApiSpec(K.ELECT_LEADERS, "ElectLeaders", (0, 2), "elect_leaders", cluster_check=A.ALTER,
-            error_response=errors.elect_leaders),
+    ApiSpec(
+        K.ELECT_LEADERS,
+        "ElectLeaders",
+        (0, 2),
+        "elect_leaders",
+        cluster_check=A.ALTER,
+        error_response=errors.elect_leaders,
+    ),
     # v1: KIP-860 allowReplicationFactorChange
-    ApiSpec(K.ALTER_PARTITION_REASSIGNMENTS, "AlterPartitionReassignments", (0, 1), "alter_partition_reassignments",
-            cluster_check=A.ALTER, error_response=errors.alter_reassignments),
-    ApiSpec(K.LIST_PARTITION_REASSIGNMENTS, "ListPartitionReassignments", (0, 0), "list_partition_reassignments",
-            cluster_check=A.DESCRIBE, error_response=errors.list_reassignments),
+    ApiSpec(
+        K.ALTER_PARTITION_REASSIGNMENTS,
+        "AlterPartitionReassignments",
+        (0, 1),
+        "alter_partition_reassignments",
+        cluster_check=A.ALTER,
+        error_response=errors.alter_reassignments,
+    ),
+    ApiSpec(
+        K.LIST_PARTITION_REASSIGNMENTS,
+        "ListPartitionReassignments",
+        (0, 0),
+        "list_partition_reassignments",
+        cluster_check=A.DESCRIBE,
+        error_response=errors.list_reassignments,
+    ),
     # broker -> controller; topic ids, so IBP >= 2.8-IV0
-    ApiSpec(K.ALTER_PARTITION, "AlterPartition", (2, 3), "alter_partition", cluster_check=A.CLUSTER_ACTION,
-            error_response=errors.alter_partition),
+    ApiSpec(
+        K.ALTER_PARTITION,
+        "AlterPartition",
+        (2, 3),
+        "alter_partition",
+        cluster_check=A.CLUSTER_ACTION,
+        error_response=errors.alter_partition,
+    ),
     # broker -> controller, hand-coded (kio is generated from Kafka 4's schemas, which dropped it)
     ApiSpec(K.CONTROLLED_SHUTDOWN, "ControlledShutdown", (3, 3), "controlled_shutdown", raw=True),
     ApiSpec(K.DESCRIBE_CONFIGS, "DescribeConfigs", (1, 4), "describe_configs"),
-    ApiSpec(K.ALTER_CONFIGS, "AlterConfigs", (0, 2), "alter_configs",
-            error_response=errors.alter_configs("AlterConfigsResponse")),
-    ApiSpec(K.INCREMENTAL_ALTER_CONFIGS, "IncrementalAlterConfigs", (0, 1), "incremental_alter_configs",
-            error_response=errors.alter_configs("IncrementalAlterConfigsResponse")),
-    ApiSpec(K.DESCRIBE_ACLS, "DescribeAcls", (1, 3), "describe_acls", cluster_check=A.DESCRIBE,
-            error_response=errors.describe_acls),
-    ApiSpec(K.CREATE_ACLS, "CreateAcls", (1, 3), "create_acls", cluster_check=A.ALTER,
-            error_response=errors.create_acls),
-    ApiSpec(K.DELETE_ACLS, "DeleteAcls", (1, 3), "delete_acls", cluster_check=A.ALTER,
-            error_response=errors.delete_acls),
-    ApiSpec(K.DESCRIBE_CLIENT_QUOTAS, "DescribeClientQuotas", (0, 1), "describe_client_quotas",
-            cluster_check=A.DESCRIBE_CONFIGS, error_response=errors.describe_quotas),
-    ApiSpec(K.ALTER_CLIENT_QUOTAS, "AlterClientQuotas", (0, 1), "alter_client_quotas",
-            cluster_check=A.ALTER_CONFIGS, error_response=errors.alter_quotas),
+    ApiSpec(
+        K.ALTER_CONFIGS,
+        "AlterConfigs",
+        (0, 2),
+        "alter_configs",
+        error_response=errors.alter_configs("AlterConfigsResponse"),
+    ),
+    ApiSpec(
+        K.INCREMENTAL_ALTER_CONFIGS,
+        "IncrementalAlterConfigs",
+        (0, 1),
+        "incremental_alter_configs",
+        error_response=errors.alter_configs("IncrementalAlterConfigsResponse"),
+    ),
+    ApiSpec(
+        K.DESCRIBE_ACLS,
+        "DescribeAcls",
+        (1, 3),
+        "describe_acls",
+        cluster_check=A.DESCRIBE,
+        error_response=errors.describe_acls,
+    ),
+    ApiSpec(
+        K.CREATE_ACLS, "CreateAcls", (1, 3), "create_acls", cluster_check=A.ALTER, error_response=errors.create_acls
+    ),
+    ApiSpec(
+        K.DELETE_ACLS, "DeleteAcls", (1, 3), "delete_acls", cluster_check=A.ALTER, error_response=errors.delete_acls
+    ),
+    ApiSpec(
+        K.DESCRIBE_CLIENT_QUOTAS,
+        "DescribeClientQuotas",
+        (0, 1),
+        "describe_client_quotas",
+        cluster_check=A.DESCRIBE_CONFIGS,
+        error_response=errors.describe_quotas,
+    ),
+    ApiSpec(
+        K.ALTER_CLIENT_QUOTAS,
+        "AlterClientQuotas",
+        (0, 1),
+        "alter_client_quotas",
+        cluster_check=A.ALTER_CONFIGS,
+        error_response=errors.alter_quotas,
+    ),
     # v0 (then raw SASL tokens, no Kafka framing) as Kafka serves it: librdkafka before 2.1 (Debian's kcat) will
     # not authenticate with a broker that does not advertise it, even though it then uses v1.
     ApiSpec(K.SASL_HANDSHAKE, "SaslHandshake", (0, 1), "handshake", pre_auth=True),
     ApiSpec(K.SASL_AUTHENTICATE, "SaslAuthenticate", (0, 2), "authenticate", pre_auth=True),
-    ApiSpec(K.DESCRIBE_USER_SCRAM_CREDENTIALS, "DescribeUserScramCredentials", (0, 0),
-            "describe_user_scram_credentials"),
-    ApiSpec(K.ALTER_USER_SCRAM_CREDENTIALS, "AlterUserScramCredentials", (0, 0), "alter_user_scram_credentials",
-            error_response=errors.alter_scram),
+    ApiSpec(
+        K.DESCRIBE_USER_SCRAM_CREDENTIALS, "DescribeUserScramCredentials", (0, 0), "describe_user_scram_credentials"
+    ),
+    ApiSpec(
+        K.ALTER_USER_SCRAM_CREDENTIALS,
+        "AlterUserScramCredentials",
+        (0, 0),
+        "alter_user_scram_credentials",
+        error_response=errors.alter_scram,
+    ),
     ApiSpec(K.ENVELOPE, "Envelope", (0, 0), None, forwarding_only=True),
-)  # fmt: skip
+)
 BY_KEY: Mapping[int, ApiSpec] = {s.key: s for s in SPECS}
 
 #: APIs a SASL connection may use before it has authenticated.

@@ -199,8 +199,11 @@ class Dispatcher:
         if conn.listener != self.privileged_listener:
             log.info(
                 "closing %s:%d: Envelope on listener %s, not the inter-broker listener %s",
-                conn.peer_host, conn.peer_port, conn.listener, self.privileged_listener,
-            )  # fmt: skip
+                conn.peer_host,
+                conn.peer_port,
+                conn.listener,
+                self.privileged_listener,
+            )
             return None
 
         def fail(error: KafkaError) -> bytes:
@@ -236,9 +239,15 @@ class Dispatcher:
         inner_conn = dataclasses.replace(conn, principal=principal, peer_host=client_host, from_envelope=True)
         audit.info(
             "forwarded %s v%d principal=%s client=%s client_id=%s via=%s:%d listener=%s",
-            api_name(inner.api_key), inner.api_version, principal, client_host, inner.client_id,
-            conn.peer_host, conn.peer_port, conn.listener,
-        )  # fmt: skip
+            api_name(inner.api_key),
+            inner.api_version,
+            principal,
+            client_host,
+            inner.client_id,
+            conn.peer_host,
+            conn.peer_port,
+            conn.listener,
+        )
         response = await self._local(inner, inner_conn, True)  # the NOT_CONTROLLER check above passed
         inner_errors = [] if isinstance(response, bytes) else list(error_codes(response))
         if E.NOT_CONTROLLER.code in inner_errors:

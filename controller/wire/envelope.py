@@ -62,17 +62,30 @@ def encode_request(
     Hand-framed, since it sits on every forwarded request's path and is three byte strings; a unit test holds
     it byte-identical to kio's encoder."""
     client = client_id.encode()
-    return b"".join((
-        _HEADER.pack(API_KEY, VERSION, correlation_id, len(client)), client, b"\x00",  # header v2, no tags
-        compact_bytes(inner_frame), compact_bytes(serialize(principal)),
-        compact_bytes(address_bytes(client_host)), b"\x00",  # body, no tagged fields
-    ))  # fmt: skip
+    return b"".join(
+        (
+            _HEADER.pack(API_KEY, VERSION, correlation_id, len(client)),
+            client,
+            b"\x00",  # header v2, no tags
+            compact_bytes(inner_frame),
+            compact_bytes(serialize(principal)),
+            compact_bytes(address_bytes(client_host)),
+            b"\x00",  # body, no tagged fields
+        )
+    )
 
 
 def encode_response(correlation_id: int, error_code: int, response_data: bytes | None) -> bytes:
     """A whole Envelope response (header v1 + body) without the size prefix; byte-identical to kio's."""
-    return b"".join((struct.pack(">i", correlation_id), b"\x00", compact_bytes(response_data),
-                     struct.pack(">h", error_code), b"\x00"))  # fmt: skip
+    return b"".join(
+        (
+            struct.pack(">i", correlation_id),
+            b"\x00",
+            compact_bytes(response_data),
+            struct.pack(">h", error_code),
+            b"\x00",
+        )
+    )
 
 
 def decode_response(frame: bytes, correlation_id: int) -> EnvelopeReply:

@@ -31,10 +31,19 @@ def _ec(error: KafkaError) -> ErrorCode:
 def create_topics(req: Request, e: KafkaError, msg: str | None) -> Any:
     cls = entity(req, "CreatableTopicResult")
     topics = tuple(
-        build(cls, name=t.name, topic_id=NULL_UUID, error_code=_ec(e), error_message=msg,
-              topic_config_error_code=ErrorCode.none, num_partitions=-1, replication_factor=-1, configs=None)
+        build(
+            cls,
+            name=t.name,
+            topic_id=NULL_UUID,
+            error_code=_ec(e),
+            error_message=msg,
+            topic_config_error_code=ErrorCode.none,
+            num_partitions=-1,
+            replication_factor=-1,
+            configs=None,
+        )
         for t in req.body.topics
-    )  # fmt: skip
+    )
     return build(req.schema.CreateTopicsResponse, throttle_time=ZERO, topics=topics)
 
 
@@ -67,10 +76,11 @@ def alter_configs(response_name: str) -> Callable[[Request, KafkaError, str | No
     def make(req: Request, e: KafkaError, msg: str | None) -> Any:
         cls = entity(req, "AlterConfigsResourceResponse")
         responses = tuple(
-            build(cls, error_code=_ec(e), error_message=msg, resource_type=r.resource_type,
-                  resource_name=r.resource_name)
+            build(
+                cls, error_code=_ec(e), error_message=msg, resource_type=r.resource_type, resource_name=r.resource_name
+            )
             for r in req.body.resources
-        )  # fmt: skip
+        )
         return build(getattr(req.schema, response_name), throttle_time=ZERO, responses=responses)
 
     return make
@@ -85,39 +95,64 @@ def create_partitions(req: Request, e: KafkaError, msg: str | None) -> Any:
 def elect_leaders(req: Request, e: KafkaError, msg: str | None) -> Any:
     topic_cls, part_cls = entity(req, "ReplicaElectionResult"), entity(req, "PartitionResult")
     results = tuple(
-        build(topic_cls, topic=t.topic, partition_result=tuple(
-            build(part_cls, partition_id=p, error_code=_ec(e), error_message=msg) for p in t.partitions))
+        build(
+            topic_cls,
+            topic=t.topic,
+            partition_result=tuple(
+                build(part_cls, partition_id=p, error_code=_ec(e), error_message=msg) for p in t.partitions
+            ),
+        )
         for t in (req.body.topic_partitions or ())
-    )  # fmt: skip
-    return build(req.schema.ElectLeadersResponse, throttle_time=ZERO, error_code=_ec(e),
-                 replica_election_results=results)  # fmt: skip
+    )
+    return build(
+        req.schema.ElectLeadersResponse, throttle_time=ZERO, error_code=_ec(e), replica_election_results=results
+    )
 
 
 def alter_reassignments(req: Request, e: KafkaError, msg: str | None) -> Any:
     topic_cls, part_cls = entity(req, "ReassignableTopicResponse"), entity(req, "ReassignablePartitionResponse")
     responses = tuple(
-        build(topic_cls, name=t.name, partitions=tuple(
-            build(part_cls, partition_index=p.partition_index, error_code=_ec(e), error_message=msg)
-            for p in t.partitions))
+        build(
+            topic_cls,
+            name=t.name,
+            partitions=tuple(
+                build(part_cls, partition_index=p.partition_index, error_code=_ec(e), error_message=msg)
+                for p in t.partitions
+            ),
+        )
         for t in req.body.topics
-    )  # fmt: skip
-    return build(req.schema.AlterPartitionReassignmentsResponse, throttle_time=ZERO,
-                 allow_replication_factor_change=True, error_code=_ec(e), error_message=msg,
-                 responses=responses)  # fmt: skip
+    )
+    return build(
+        req.schema.AlterPartitionReassignmentsResponse,
+        throttle_time=ZERO,
+        allow_replication_factor_change=True,
+        error_code=_ec(e),
+        error_message=msg,
+        responses=responses,
+    )
 
 
 def list_reassignments(req: Request, e: KafkaError, msg: str | None) -> Any:
-    return build(req.schema.ListPartitionReassignmentsResponse, throttle_time=ZERO, error_code=_ec(e),
-                 error_message=msg, topics=())  # fmt: skip
+    return build(
+        req.schema.ListPartitionReassignmentsResponse,
+        throttle_time=ZERO,
+        error_code=_ec(e),
+        error_message=msg,
+        topics=(),
+    )
 
 
 def alter_quotas(req: Request, e: KafkaError, msg: str | None) -> Any:
     entry_cls, entity_cls = entity(req, "EntryData"), entity(req, "EntityData")
     entries = tuple(
-        build(entry_cls, error_code=_ec(e), error_message=msg, entity=tuple(
-            build(entity_cls, entity_type=c.entity_type, entity_name=c.entity_name) for c in en.entity))
+        build(
+            entry_cls,
+            error_code=_ec(e),
+            error_message=msg,
+            entity=tuple(build(entity_cls, entity_type=c.entity_type, entity_name=c.entity_name) for c in en.entity),
+        )
         for en in req.body.entries
-    )  # fmt: skip
+    )
     return build(req.schema.AlterClientQuotasResponse, throttle_time=ZERO, entries=entries)
 
 
@@ -132,13 +167,15 @@ def alter_scram(req: Request, e: KafkaError, msg: str | None) -> Any:
 
 
 def describe_acls(req: Request, e: KafkaError, msg: str | None) -> Any:
-    return build(req.schema.DescribeAclsResponse, throttle_time=ZERO, error_code=_ec(e), error_message=msg,
-                 resources=())  # fmt: skip
+    return build(
+        req.schema.DescribeAclsResponse, throttle_time=ZERO, error_code=_ec(e), error_message=msg, resources=()
+    )
 
 
 def describe_quotas(req: Request, e: KafkaError, msg: str | None) -> Any:
-    return build(req.schema.DescribeClientQuotasResponse, throttle_time=ZERO, error_code=_ec(e), error_message=msg,
-                 entries=None)  # fmt: skip
+    return build(
+        req.schema.DescribeClientQuotasResponse, throttle_time=ZERO, error_code=_ec(e), error_message=msg, entries=None
+    )
 
 
 def alter_partition(req: Request, e: KafkaError, _msg: str | None) -> Any:

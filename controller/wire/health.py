@@ -84,9 +84,10 @@ def probe(address: str, timeout: float, *, tls: ssl.SSLContext | None = None) ->
     client = KafkaClient(host, port, client_id="bridgekeeper-health", timeout=timeout, tls=tls)
     try:
         response = client.request(
-            API_VERSIONS, VERSION, ApiVersionsRequest(client_software_name="bridgekeeper-health",
-                                                      client_software_version="1"),
-        )  # fmt: skip
+            API_VERSIONS,
+            VERSION,
+            ApiVersionsRequest(client_software_name="bridgekeeper-health", client_software_version="1"),
+        )
     except ClientError as exc:
         return str(exc)  # names the address already
     except OSError as exc:

@@ -53,12 +53,21 @@ class WireRuntime:
         bound = []
         for endpoint in endpoints:
             server = KafkaServer(
-                endpoint.listener, endpoint.host or "0.0.0.0", endpoint.port, self.handlers, self.supported,
-                max_frame=self.max_frame, raw_handlers=self.raw_handlers,
-                security_protocol=endpoint.security_protocol, dispatch=self.dispatch, on_open=self.on_open,
-                on_close=self.on_close, on_auth_failure=self.on_auth_failure, tls=self.tls.get(endpoint.listener),
+                endpoint.listener,
+                endpoint.host or "0.0.0.0",
+                endpoint.port,
+                self.handlers,
+                self.supported,
+                max_frame=self.max_frame,
+                raw_handlers=self.raw_handlers,
+                security_protocol=endpoint.security_protocol,
+                dispatch=self.dispatch,
+                on_open=self.on_open,
+                on_close=self.on_close,
+                on_auth_failure=self.on_auth_failure,
+                tls=self.tls.get(endpoint.listener),
                 on_tls_failure=self.on_tls_failure,
-            )  # fmt: skip
+            )
             port = self._run(server.start())
             self.servers.append(server)
             bound.append(EndPoint(endpoint.listener, endpoint.host, port, endpoint.security_protocol))

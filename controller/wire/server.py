@@ -175,8 +175,13 @@ class KafkaServer:
                 header = await reader.readexactly(4)
                 (size,) = struct.unpack(">i", header)
                 if size < 0 or size > self.max_frame:
-                    log.info("closing %s:%d: frame of %d bytes (limit %d)", conn.peer_host, conn.peer_port, size,
-                             self.max_frame)  # fmt: skip
+                    log.info(
+                        "closing %s:%d: frame of %d bytes (limit %d)",
+                        conn.peer_host,
+                        conn.peer_port,
+                        size,
+                        self.max_frame,
+                    )
                     self.closed_for_bad_input += 1
                     return
                 frame = bytes(await reader.readexactly(size))

@@ -65,16 +65,22 @@ class ZkTls:
     check_hostname: bool = True
 
     def kazoo_options(self) -> dict[str, Any]:
-        return {"use_ssl": True, "verify_certs": True, "ca": self.ca, "certfile": self.certfile,
-                "keyfile": self.keyfile, "keyfile_password": self.keyfile_password,
-                "check_hostname": self.check_hostname}  # fmt: skip
+        return {
+            "use_ssl": True,
+            "verify_certs": True,
+            "ca": self.ca,
+            "certfile": self.certfile,
+            "keyfile": self.keyfile,
+            "keyfile_password": self.keyfile_password,
+            "check_hostname": self.check_hostname,
+        }
 
 
 @contextlib.contextmanager
 def _watch_errors(what: str) -> Iterator[None]:
     """The watch requests' errors in the session's vocabulary: no answer in time, the session gone, or the
-    connection dropped under the request (a CI failover run met it as a raw ConnectionLoss, BK-UNEXPECTED):
-    the caller retries or defers as for any ZooKeeper outage."""
+    connection dropped under the request (kazoo fails a request in flight with ConnectionLoss when its connection
+    drops, as when a server goes away in a failover): the caller retries or defers as for any ZooKeeper outage."""
     try:
         yield
     except TimeoutError as exc:
@@ -158,8 +164,9 @@ class ZkSession:
         opts = self.tls.kazoo_options()
         del opts["use_ssl"]
         try:
-            sock = create_tcp_connection(socket, (host.strip("[]"), int(port)), hostname=host.strip("[]"),
-                                         timeout=5.0, use_ssl=True, **opts)  # fmt: skip
+            sock = create_tcp_connection(
+                socket, (host.strip("[]"), int(port)), hostname=host.strip("[]"), timeout=5.0, use_ssl=True, **opts
+            )
         except ssl.SSLError as exc:
             return str(exc)
         except OSError:

@@ -277,10 +277,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if _refused(problem or _check_inputs(args) or _make_output(args)):
         return 2
     request = PlanRequest(
-        operation=args.operation, cluster=args.cluster, brokers=args.brokers or (), racks=dict(args.rack),
-        rack_aware=not args.disable_rack_aware, max_moves_per_broker=args.max_moves_per_broker,
-        compare_kafka=not args.no_kafka_compare, seed=args.seed,
-    )  # fmt: skip
+        operation=args.operation,
+        cluster=args.cluster,
+        brokers=args.brokers or (),
+        racks=dict(args.rack),
+        rack_aware=not args.disable_rack_aware,
+        max_moves_per_broker=args.max_moves_per_broker,
+        compare_kafka=not args.no_kafka_compare,
+        seed=args.seed,
+    )
     run = _start(args)
     clusters = run.report()
     try:
@@ -293,9 +298,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
     for p in plans:
         kafka = p["kafka_generate_moves"]
         ratio = f"{p['moves'] / p['lower_bound']:.3f}x" if p["lower_bound"] else "-"
-        print(f"{p['cluster']}: {p['operation']} {p['plan_file']}: {p['moves']} moves (lower bound "
-              f"{p['lower_bound']}, {ratio}; Kafka's --generate: {kafka if kafka is not None else 'n/a'}), "
-              f"{p['partitions_changed']} partitions, {p['waves']} waves")  # fmt: skip
+        print(
+            f"{p['cluster']}: {p['operation']} {p['plan_file']}: {p['moves']} moves (lower bound "
+            f"{p['lower_bound']}, {ratio}; Kafka's --generate: {kafka if kafka is not None else 'n/a'}), "
+            f"{p['partitions_changed']} partitions, {p['waves']} waves"
+        )
         for v in p["violations"]:
             failed = True
             print(f"  violation: {v}", file=sys.stderr)
@@ -320,8 +327,11 @@ def configure_model(m: argparse.ArgumentParser) -> None:
 
 def configure_report(r: argparse.ArgumentParser) -> None:
     _common(r)
-    r.add_argument("--fail-on", choices=("blocker", "warning", "info"),
-                   help="exit 1 when a finding of this severity or worse is present")  # fmt: skip
+    r.add_argument(
+        "--fail-on",
+        choices=("blocker", "warning", "info"),
+        help="exit 1 when a finding of this severity or worse is present",
+    )
     r.set_defaults(func=cmd_report)
 
 
@@ -332,11 +342,21 @@ def configure_plan(p: argparse.ArgumentParser) -> None:
     _common(p)
     p.add_argument("--cluster", help="plan only this cluster of the input")
     p.add_argument("--brokers", type=_brokers, help="brokers to decommission or add (comma-separated ids)")
-    p.add_argument("--rack", type=_rack, action="append", default=[], metavar="BROKER=RACK",
-                   help="rack of a broker (new brokers; fix-racks: the racks about to be configured)")  # fmt: skip
+    p.add_argument(
+        "--rack",
+        type=_rack,
+        action="append",
+        default=[],
+        metavar="BROKER=RACK",
+        help="rack of a broker (new brokers; fix-racks: the racks about to be configured)",
+    )
     p.add_argument("--disable-rack-aware", action="store_true", help="ignore racks (Kafka's flag)")
-    p.add_argument("--max-moves-per-broker", type=_positive, metavar="N",
-                   help="split the plan into waves with at most N moves per broker each")  # fmt: skip
+    p.add_argument(
+        "--max-moves-per-broker",
+        type=_positive,
+        metavar="N",
+        help="split the plan into waves with at most N moves per broker each",
+    )
     p.add_argument("--no-kafka-compare", action="store_true", help="skip planning Kafka's --generate for comparison")
     p.add_argument("--seed", type=int, default=0, help="seed for Kafka's --generate comparison")
     p.set_defaults(func=cmd_plan)

@@ -25,15 +25,37 @@ from zkmodel.topics import PartitionState, TopicAssignment
 
 #: (column, Spark SQL type) of a decoded record, in order.
 COLUMNS: tuple[tuple[str, str], ...] = (
-    ("cluster", "string"), ("kind", "string"), ("path", "string"), ("error", "string"),
-    ("broker", "int"), ("rack", "string"), ("endpoints", "array<string>"), ("reg_version", "int"),
-    ("topic", "string"), ("partition", "int"), ("topic_id", "string"), ("topic_version", "int"),
-    ("partition_count", "int"), ("replicas", "array<int>"), ("adding", "array<int>"), ("removing", "array<int>"),
-    ("leader", "int"), ("isr", "array<int>"), ("leader_epoch", "int"), ("controller_epoch", "int"),
-    ("entity_type", "string"), ("entity_name", "string"), ("config", "map<string,string>"),
-    ("resource_type", "string"), ("resource_name", "string"), ("pattern_type", "string"),
-    ("principal", "string"), ("permission", "string"), ("operation", "string"), ("host", "string"),
-)  # fmt: skip
+    ("cluster", "string"),
+    ("kind", "string"),
+    ("path", "string"),
+    ("error", "string"),
+    ("broker", "int"),
+    ("rack", "string"),
+    ("endpoints", "array<string>"),
+    ("reg_version", "int"),
+    ("topic", "string"),
+    ("partition", "int"),
+    ("topic_id", "string"),
+    ("topic_version", "int"),
+    ("partition_count", "int"),
+    ("replicas", "array<int>"),
+    ("adding", "array<int>"),
+    ("removing", "array<int>"),
+    ("leader", "int"),
+    ("isr", "array<int>"),
+    ("leader_epoch", "int"),
+    ("controller_epoch", "int"),
+    ("entity_type", "string"),
+    ("entity_name", "string"),
+    ("config", "map<string,string>"),
+    ("resource_type", "string"),
+    ("resource_name", "string"),
+    ("pattern_type", "string"),
+    ("principal", "string"),
+    ("permission", "string"),
+    ("operation", "string"),
+    ("host", "string"),
+)
 NAMES = tuple(name for name, _ in COLUMNS)
 DDL = ", ".join(f"{name} {kind}" for name, kind in COLUMNS)
 
@@ -68,44 +90,102 @@ def decode_znode_records(cluster: str, path: str, data: bytes | None) -> list[Re
     base: Record = {"cluster": cluster, "path": path}
     if isinstance(value, BrokerRegistration):
         eps = [f"{e.listener}://{e.host}:{e.port}" for e in value.endpoints]
-        return [{**base, "kind": "broker", "broker": int(_components(path)[2]), "rack": value.rack, "endpoints": eps,
-                 "reg_version": value.version}]  # fmt: skip
+        return [
+            {
+                **base,
+                "kind": "broker",
+                "broker": int(_components(path)[2]),
+                "rack": value.rack,
+                "endpoints": eps,
+                "reg_version": value.version,
+            }
+        ]
     if isinstance(value, TopicAssignment):
         topic = _components(path)[2]
-        out = [{**base, "kind": "topic", "topic": topic, "topic_id": value.topic_id, "topic_version": value.version,
-                "partition_count": len(value.partitions)}]  # fmt: skip
+        out = [
+            {
+                **base,
+                "kind": "topic",
+                "topic": topic,
+                "topic_id": value.topic_id,
+                "topic_version": value.version,
+                "partition_count": len(value.partitions),
+            }
+        ]
         for p, replicas in value.partitions.items():
-            out.append({**base, "kind": "assignment", "topic": topic, "partition": p, "replicas": list(replicas),
-                        "adding": list(value.adding_replicas.get(p, ())),
-                        "removing": list(value.removing_replicas.get(p, ()))})  # fmt: skip
+            out.append(
+                {
+                    **base,
+                    "kind": "assignment",
+                    "topic": topic,
+                    "partition": p,
+                    "replicas": list(replicas),
+                    "adding": list(value.adding_replicas.get(p, ())),
+                    "removing": list(value.removing_replicas.get(p, ())),
+                }
+            )
         return out
     if isinstance(value, PartitionState):
         parts = _components(path)
-        return [{**base, "kind": "state", "topic": parts[2], "partition": int(parts[4]), "leader": value.leader,
-                 "isr": list(value.isr), "leader_epoch": value.leader_epoch,
-                 "controller_epoch": value.controller_epoch}]  # fmt: skip
+        return [
+            {
+                **base,
+                "kind": "state",
+                "topic": parts[2],
+                "partition": int(parts[4]),
+                "leader": value.leader,
+                "isr": list(value.isr),
+                "leader_epoch": value.leader_epoch,
+                "controller_epoch": value.controller_epoch,
+            }
+        ]
     if isinstance(value, EntityConfig):
         entity_type, name = _config_entity(path)
-        return [{**base, "kind": "config", "entity_type": entity_type, "entity_name": name,
-                 "config": dict(value.config)}]  # fmt: skip
+        return [
+            {**base, "kind": "config", "entity_type": entity_type, "entity_name": name, "config": dict(value.config)}
+        ]
     if isinstance(value, AclNode):
         parts = _components(path)
         pattern = "LITERAL" if parts[0] == "kafka-acl" else parts[1].upper()
         rtype, rname = parts[-2], parts[-1]
-        return [{**base, "kind": "acl", "resource_type": rtype, "resource_name": rname, "pattern_type": pattern,
-                 "principal": e.principal, "permission": e.permission_type.pascal, "operation": e.operation.pascal,
-                 "host": e.host} for e in value.acls]  # fmt: skip
+        return [
+            {
+                **base,
+                "kind": "acl",
+                "resource_type": rtype,
+                "resource_name": rname,
+                "pattern_type": pattern,
+                "principal": e.principal,
+                "permission": e.permission_type.pascal,
+                "operation": e.operation.pascal,
+                "host": e.host,
+            }
+            for e in value.acls
+        ]
     if isinstance(value, PartitionReassignmentZnode):
-        return [{**base, "kind": "legacy_reassignment", "topic": tp.topic, "partition": tp.partition,
-                 "replicas": list(replicas)} for tp, replicas in value.partitions]  # fmt: skip
+        return [
+            {
+                **base,
+                "kind": "legacy_reassignment",
+                "topic": tp.topic,
+                "partition": tp.partition,
+                "replicas": list(replicas),
+            }
+            for tp, replicas in value.partitions
+        ]
     return []
 
 
 def _arrow_schema() -> Any:
     import pyarrow as pa
 
-    types = {"string": pa.string(), "int": pa.int32(), "array<string>": pa.list_(pa.string()),
-             "array<int>": pa.list_(pa.int32()), "map<string,string>": pa.map_(pa.string(), pa.string())}  # fmt: skip
+    types = {
+        "string": pa.string(),
+        "int": pa.int32(),
+        "array<string>": pa.list_(pa.string()),
+        "array<int>": pa.list_(pa.int32()),
+        "map<string,string>": pa.map_(pa.string(), pa.string()),
+    }
     return pa.schema([(name, types[kind]) for name, kind in COLUMNS])
 
 

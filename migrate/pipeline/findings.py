@@ -18,9 +18,13 @@ EXAMPLES = 10
 #: The rack key of brokers without broker.rack (in the rack rows and when matching a broker to its band).
 NO_RACK = "(none)"
 UNITS = {
-    "malformed_znode": "znodes", "topic_v1": "topics", "no_topic_id": "topics", "delete_marker": "topics",
-    "replica_skew": "brokers", "leader_skew": "brokers",
-}  # fmt: skip
+    "malformed_znode": "znodes",
+    "topic_v1": "topics",
+    "no_topic_id": "topics",
+    "delete_marker": "topics",
+    "replica_skew": "brokers",
+    "leader_skew": "brokers",
+}
 
 
 def _items(t: dict[str, Any], per_broker: Any, band: Any) -> Any:
@@ -45,29 +49,35 @@ def _items(t: dict[str, Any], per_broker: Any, band: Any) -> Any:
     )
     # min.insync.replicas: the topic's config, else the cluster default (/config/brokers/<default>), else 1.
     default_min_isr = (
-        t["configs"].where((F.col("entity_type") == "brokers") & (F.col("entity_name") == "<default>"))
+        t["configs"]
+        .where((F.col("entity_type") == "brokers") & (F.col("entity_name") == "<default>"))
         .select("cluster", F.col("config")["min.insync.replicas"].cast("int").alias("default_min_isr"))
-    )  # fmt: skip
+    )
     min_isr = (
-        parts.join(topics.select("cluster", "topic", F.col("config")["min.insync.replicas"].cast("int").alias("mi")),
-                   ["cluster", "topic"], "left")
+        parts.join(
+            topics.select("cluster", "topic", F.col("config")["min.insync.replicas"].cast("int").alias("mi")),
+            ["cluster", "topic"],
+            "left",
+        )
         .join(default_min_isr, ["cluster"], "left")
         .withColumn("min_isr", F.coalesce("mi", "default_min_isr", F.lit(1)))
-    )  # fmt: skip
+    )
     leader_registered = parts.join(
         registered.select("cluster", F.col("broker").alias("leader"), F.lit(True).alias("leader_up")),
-        ["cluster", "leader"], "left",
-    )  # fmt: skip
+        ["cluster", "leader"],
+        "left",
+    )
     # Racks: only when every registered broker of the cluster has one (Kafka's rack-aware rule).
     rack_info = registered.groupBy("cluster").agg(
         F.countDistinct("rack").alias("racks"), F.sum(F.when(F.col("rack").isNull(), 1).otherwise(0)).alias("norack")
     )
     spread = (
-        replicas.where(F.col("registered")).groupBy("cluster", "topic", "partition")
+        replicas.where(F.col("registered"))
+        .groupBy("cluster", "topic", "partition")
         .agg(F.countDistinct("rack").alias("spread"), F.count("*").alias("rf"))
         .join(rack_info, ["cluster"])
         .where((F.col("norack") == 0) & (F.col("spread") < F.least("rf", "racks")))
-    )  # fmt: skip
+    )
     # Each broker against its rack's band; brokers without a rack match the NO_RACK row. Unregistered brokers
     # (never skew-checked) may find no row at all: in a rack-aware cluster there is none for NO_RACK.
     bands = per_broker.withColumn("band_rack", F.coalesce("rack", F.lit(NO_RACK))).join(band, ["cluster", "band_rack"])
@@ -81,23 +91,49 @@ def _items(t: dict[str, Any], per_broker: Any, band: Any) -> Any:
         item(t["legacy_reassignments"], "pending_legacy_reassignment", tp),
         item(parts.where((F.size("adding") > 0) | (F.size("removing") > 0)), "api_reassignment", tp),
         item(t["delete_markers"], "delete_marker", F.col("topic")),
-        item(leader_registered.where(has & (F.col("leader").isNull() | F.col("leader_up").isNull())),
-             "offline_partition", tp),
-        item(parts.where(has & F.col("isr").isNotNull() & (F.size("isr") < F.size("replicas"))),
-             "under_replicated", tp),
+        item(
+            leader_registered.where(has & (F.col("leader").isNull() | F.col("leader_up").isNull())),
+            "offline_partition",
+            tp,
+        ),
+        item(
+            parts.where(has & F.col("isr").isNotNull() & (F.size("isr") < F.size("replicas"))), "under_replicated", tp
+        ),
         item(min_isr.where(has & F.col("isr").isNotNull() & (F.size("isr") < F.col("min_isr"))), "under_min_isr", tp),
-        item(replicas.where(~F.col("registered")).select("cluster", "topic", "partition").distinct(),
-             "unregistered_broker_replica", tp),
-        item(parts.where(has & (F.col("leader") >= 0) & (F.col("leader") != F.col("replicas")[0])),
-             "preferred_leader_imbalance", tp),
+        item(
+            replicas.where(~F.col("registered")).select("cluster", "topic", "partition").distinct(),
+            "unregistered_broker_replica",
+            tp,
+        ),
+        item(
+            parts.where(has & (F.col("leader") >= 0) & (F.col("leader") != F.col("replicas")[0])),
+            "preferred_leader_imbalance",
+            tp,
+        ),
         item(spread, "not_rack_aware", tp),
-        item(bands.where(replica_out),
-             "replica_skew", F.concat(F.lit("broker "), F.col("broker").cast("string"), F.lit(": "),
-                                      F.col("replicas").cast("string"), F.lit(" replicas"))),
-        item(bands.where(leader_out),
-             "leader_skew", F.concat(F.lit("broker "), F.col("broker").cast("string"), F.lit(": "),
-                                     F.col("preferred").cast("string"), F.lit(" preferred leaders"))),
-    ]  # fmt: skip
+        item(
+            bands.where(replica_out),
+            "replica_skew",
+            F.concat(
+                F.lit("broker "),
+                F.col("broker").cast("string"),
+                F.lit(": "),
+                F.col("replicas").cast("string"),
+                F.lit(" replicas"),
+            ),
+        ),
+        item(
+            bands.where(leader_out),
+            "leader_skew",
+            F.concat(
+                F.lit("broker "),
+                F.col("broker").cast("string"),
+                F.lit(": "),
+                F.col("preferred").cast("string"),
+                F.lit(" preferred leaders"),
+            ),
+        ),
+    ]
     out = checks[0]
     for df in checks[1:]:
         out = out.unionByName(df)
@@ -117,9 +153,11 @@ def _broker_counts(t: dict[str, Any]) -> Any:
         .agg(F.count("*").alias("replicas"), F.sum(F.when(F.col("pos") == 0, 1).otherwise(0)).alias("preferred"))
     )
     leaders = (
-        t["partitions"].where(F.col("leader") >= 0).groupBy("cluster", F.col("leader").alias("broker"))
+        t["partitions"]
+        .where(F.col("leader") >= 0)
+        .groupBy("cluster", F.col("leader").alias("broker"))
         .agg(F.count("*").alias("leaders"))
-    )  # fmt: skip
+    )
     reg = t["brokers"].select("cluster", "broker", "rack", F.lit(True).alias("registered"))
     return (
         reg.join(per, ["cluster", "broker"], "full_outer")
@@ -223,21 +261,42 @@ def _summarize(
     brokers: dict[str, list[BrokerRow]] = {}
     for r in per_broker.orderBy("cluster", "broker").collect():
         brokers.setdefault(r["cluster"], []).append(
-            BrokerRow(broker=int(r["broker"]), rack=r["rack"], registered=bool(r["registered"]),
-                      replicas=int(r["replicas"]), leaders=int(r["leaders"]), preferred=int(r["preferred"]))
-        )  # fmt: skip
+            BrokerRow(
+                broker=int(r["broker"]),
+                rack=r["rack"],
+                registered=bool(r["registered"]),
+                replicas=int(r["replicas"]),
+                leaders=int(r["leaders"]),
+                preferred=int(r["preferred"]),
+            )
+        )
     totals = _totals(tables)
     out: list[ClusterSummary] = []
     for cluster in clusters:
         c = totals.get(cluster, {})
-        counts = Counts(brokers=c.get("brokers", 0), topics=c.get("topics", 0), partitions=c.get("partitions", 0),
-                        replicas=c.get("replicas", 0), acls=c.get("acls", 0), acl_resources=c.get("acl_resources", 0),
-                        quotas=c.get("quotas", 0), malformed=c.get("malformed", 0))  # fmt: skip
+        counts = Counts(
+            brokers=c.get("brokers", 0),
+            topics=c.get("topics", 0),
+            partitions=c.get("partitions", 0),
+            replicas=c.get("replicas", 0),
+            acls=c.get("acls", 0),
+            acl_resources=c.get("acl_resources", 0),
+            quotas=c.get("quotas", 0),
+            malformed=c.get("malformed", 0),
+        )
         findings = []
         for check, severity, title, _why in CHECKS:
             count, examples = found.get((cluster, check), (0, []))
-            findings.append(Finding(check=check, severity=severity, title=title, count=count,
-                                    unit=UNITS.get(check, "partitions"), examples=examples))  # fmt: skip
+            findings.append(
+                Finding(
+                    check=check,
+                    severity=severity,
+                    title=title,
+                    count=count,
+                    unit=UNITS.get(check, "partitions"),
+                    examples=examples,
+                )
+            )
         rows = brokers.get(cluster, [])
         band = bands.get(cluster)
         by_key = _by_rack_key(band) if band else {}
@@ -246,16 +305,23 @@ def _summarize(
             if not b["registered"]:
                 continue
             lo, hi = by_key.get(NO_RACK if b["rack"] is None else b["rack"], (0, 0))
-            rack = racks.setdefault(b["rack"] or NO_RACK, RackRow(rack=b["rack"] or NO_RACK, brokers=0, replicas=0,
-                                                                  leaders=0, band=[lo, hi]))  # fmt: skip
+            rack = racks.setdefault(
+                b["rack"] or NO_RACK,
+                RackRow(rack=b["rack"] or NO_RACK, brokers=0, replicas=0, leaders=0, band=[lo, hi]),
+            )
             rack["brokers"] += 1
             rack["replicas"] += b["replicas"]
             rack["leaders"] += b["leaders"]
         spans = list(band.replicas.values()) if band else [(0, 0)]
-        out.append(ClusterSummary(
-            cluster=cluster, counts=counts, findings=findings, brokers=rows,
-            racks=[racks[k] for k in sorted(racks)],
-            replica_band=[min(lo for lo, _ in spans), max(hi for _, hi in spans)],
-            leader_band=list(band.leaders) if band else [0, 0],
-        ))  # fmt: skip
+        out.append(
+            ClusterSummary(
+                cluster=cluster,
+                counts=counts,
+                findings=findings,
+                brokers=rows,
+                racks=[racks[k] for k in sorted(racks)],
+                replica_band=[min(lo for lo, _ in spans), max(hi for _, hi in spans)],
+                leader_band=list(band.leaders) if band else [0, 0],
+            )
+        )
     return out

@@ -121,11 +121,10 @@ def read(spark: Any, inputs: list[ClusterInput]) -> Any:
             raw = spark.read.schema(JSONL_SCHEMA).option("mode", "PERMISSIVE").json(str(item.path))
             data = F.try_to_binary(F.col("data"), F.lit("base64"))
             corrupt = F.col("_corrupt_record").isNotNull() | F.col("path").isNull()
-            bad = (
-                F.when(corrupt, F.concat(F.lit("not a snapshot row: "), F.substring(F.coalesce("_corrupt_record",
-                                                                                             F.lit("")), 1, 80)))
-                .when(F.col("data").isNotNull() & data.isNull(), F.lit("data is not base64"))
-            )  # fmt: skip
+            bad = F.when(
+                corrupt,
+                F.concat(F.lit("not a snapshot row: "), F.substring(F.coalesce("_corrupt_record", F.lit("")), 1, 80)),
+            ).when(F.col("data").isNotNull() & data.isNull(), F.lit("data is not base64"))
             path = F.when(corrupt, F.lit(f"{item.path.name}: unreadable line")).otherwise(F.col("path"))
             df = raw.select(path.alias("path"), data.alias("data"), bad.alias("bad"))
         frames.append(df.select(F.lit(item.cluster).alias("cluster"), "path", "data", "bad"))

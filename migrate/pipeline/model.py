@@ -27,8 +27,13 @@ TABLES: dict[str, str] = {
 }
 
 #: Kafka's quota keys (DynamicConfig.QuotaConfigs): an entity config holding one of these is a quota.
-QUOTA_KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate",
-              "connection_creation_rate")  # fmt: skip
+QUOTA_KEYS = (
+    "producer_byte_rate",
+    "consumer_byte_rate",
+    "request_percentage",
+    "controller_mutation_rate",
+    "connection_creation_rate",
+)
 QUOTA_ENTITIES = ("users", "clients", "ips", "users/clients")
 
 

@@ -46,48 +46,87 @@ def plan_cluster(request: PlanRequest, key: tuple[Any, ...], parts: Any, brokers
 
     cluster = str(key[0])
     layout = Layout(
-        brokers={int(b): (None if r is None or r != r else str(r)) for b, r in zip(brokers["broker"], brokers["rack"],
-                                                                                  strict=True)},
-        assignment={(str(t), int(p)): tuple(int(x) for x in r)
-                    for t, p, r in zip(parts["topic"], parts["partition"], parts["replicas"], strict=True)},
-    )  # fmt: skip
+        brokers={
+            int(b): (None if r is None or r != r else str(r))
+            for b, r in zip(brokers["broker"], brokers["rack"], strict=True)
+        },
+        assignment={
+            (str(t), int(p)): tuple(int(x) for x in r)
+            for t, p, r in zip(parts["topic"], parts["partition"], parts["replicas"], strict=True)
+        },
+    )
     rows: list[dict[str, Any]] = []
     try:
-        result = plan(layout, request.operation, brokers=request.brokers, racks=dict(request.racks) or None,
-                      rack_aware=request.rack_aware, max_moves_per_broker=request.max_moves_per_broker,
-                      compare_kafka=request.compare_kafka, seed=request.seed)  # fmt: skip
+        result = plan(
+            layout,
+            request.operation,
+            brokers=request.brokers,
+            racks=dict(request.racks) or None,
+            rack_aware=request.rack_aware,
+            max_moves_per_broker=request.max_moves_per_broker,
+            compare_kafka=request.compare_kafka,
+            seed=request.seed,
+        )
     except PlanRequestError as exc:
         summary: dict[str, Any] = {"cluster": cluster, "error": str(exc)}
     else:
         wave_of = {tp: i for i, wave in enumerate(result.waves, start=1) for tp in wave}
         for tp, replicas in result.changed.items():
-            rows.append({"cluster": cluster, "kind": "change", "topic": tp[0], "partition": tp[1],
-                         "replicas": list(replicas), "current": list(layout.assignment[tp]),
-                         "wave": wave_of.get(tp, 0), "summary": None})  # fmt: skip
+            rows.append(
+                {
+                    "cluster": cluster,
+                    "kind": "change",
+                    "topic": tp[0],
+                    "partition": tp[1],
+                    "replicas": list(replicas),
+                    "current": list(layout.assignment[tp]),
+                    "wave": wave_of.get(tp, 0),
+                    "summary": None,
+                }
+            )
         summary = {
-            "cluster": cluster, "operation": result.operation, "brokers": list(result.brokers), "moves": result.moves,
-            "lower_bound": result.lower_bound, "kafka_generate_moves": result.kafka_generate_moves,
-            "partitions_changed": len(result.changed), "leader_changes": result.leader_changes,
-            "waves": len(result.waves), "plan_file": "",
+            "cluster": cluster,
+            "operation": result.operation,
+            "brokers": list(result.brokers),
+            "moves": result.moves,
+            "lower_bound": result.lower_bound,
+            "kafka_generate_moves": result.kafka_generate_moves,
+            "partitions_changed": len(result.changed),
+            "leader_changes": result.leader_changes,
+            "waves": len(result.waves),
+            "plan_file": "",
             "before": {str(b): n for b, n in sorted(result.before.items())},
             "after": {str(b): n for b, n in sorted(result.after.items())},
             "leaders_before": {str(b): n for b, n in sorted(result.leaders_before.items())},
             "leaders_after": {str(b): n for b, n in sorted(result.leaders_after.items())},
-            "violations": list(result.violations), "warnings": list(result.warnings),
+            "violations": list(result.violations),
+            "warnings": list(result.warnings),
             "seconds": round(result.seconds, 3),
-        }  # fmt: skip
-    rows.append({"cluster": cluster, "kind": "summary", "topic": None, "partition": None, "replicas": None,
-                 "current": None, "wave": None, "summary": orjson.dumps(summary).decode()})  # fmt: skip
-    return pd.DataFrame(rows, columns=["cluster", "kind", "topic", "partition", "replicas", "current", "wave",
-                                       "summary"])  # fmt: skip
+        }
+    rows.append(
+        {
+            "cluster": cluster,
+            "kind": "summary",
+            "topic": None,
+            "partition": None,
+            "replicas": None,
+            "current": None,
+            "wave": None,
+            "summary": orjson.dumps(summary).decode(),
+        }
+    )
+    return pd.DataFrame(
+        rows, columns=["cluster", "kind", "topic", "partition", "replicas", "current", "wave", "summary"]
+    )
 
 
 def plan_fleet(tables: Mapping[str, Any], request: PlanRequest) -> Any:
     """The plan job over the model tables (lazy DataFrame of :data:`OUT_DDL` rows)."""
     from pyspark.sql import functions as F
 
-    parts = tables["partitions"].where(F.col("replicas").isNotNull()).select("cluster", "topic", "partition",
-                                                                           "replicas")  # fmt: skip
+    parts = (
+        tables["partitions"].where(F.col("replicas").isNotNull()).select("cluster", "topic", "partition", "replicas")
+    )
     brokers = tables["brokers"].select("cluster", "broker", "rack")
     if request.cluster is not None:
         parts = parts.where(F.col("cluster") == request.cluster)

@@ -76,5 +76,6 @@ class Run:
 
     def summary(self, clusters: list[ClusterSummary], plans: list[PlanSummary]) -> Summary:
         now = datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
-        return Summary(generated_at=now, inputs=self.sources, clusters=clusters, plans=plans,
-                       stages=dict(self.stages.seconds))  # fmt: skip
+        return Summary(
+            generated_at=now, inputs=self.sources, clusters=clusters, plans=plans, stages=dict(self.stages.seconds)
+        )

@@ -14,34 +14,82 @@ Severity = Literal["blocker", "warning", "info"]
 #: Readiness checks, in report order: (id, severity, title, why it matters). ``count`` in a finding is how many
 #: znodes/partitions/topics/brokers it concerns (the unit is in ``unit``).
 CHECKS: tuple[tuple[str, Severity, str, str], ...] = (
-    ("malformed_znode", "blocker", "Malformed znodes",
-     "Kafka's controller cannot decode these znodes; the bridge controller will refuse them too."),
-    ("topic_v1", "blocker", "Version-1 topic znodes",
-     "Written before Kafka 2.4 (KIP-455): no adding/removing replicas fields; rewrite before the bridge."),
-    ("no_topic_id", "blocker", "Topics without a topic id",
-     "Written before IBP 2.8: the controller assigns ids on failover; KRaft migration needs them."),
-    ("pending_legacy_reassignment", "blocker", "Pending /admin/reassign_partitions",
-     "A legacy reassignment the controller has not finished; let it complete or cancel it first."),
-    ("api_reassignment", "warning", "In-flight API reassignments",
-     "KIP-455 reassignments with adding/removing replicas; finish them before rolling controllers."),
-    ("delete_marker", "warning", "Topics marked for deletion",
-     "/admin/delete_topics entries still pending: deletion stalls while a replica's broker is down."),
+    (
+        "malformed_znode",
+        "blocker",
+        "Malformed znodes",
+        "Kafka's controller cannot decode these znodes; the bridge controller will refuse them too.",
+    ),
+    (
+        "topic_v1",
+        "blocker",
+        "Version-1 topic znodes",
+        "Written before Kafka 2.4 (KIP-455): no adding/removing replicas fields; rewrite before the bridge.",
+    ),
+    (
+        "no_topic_id",
+        "blocker",
+        "Topics without a topic id",
+        "Written before IBP 2.8: the controller assigns ids on failover; KRaft migration needs them.",
+    ),
+    (
+        "pending_legacy_reassignment",
+        "blocker",
+        "Pending /admin/reassign_partitions",
+        "A legacy reassignment the controller has not finished; let it complete or cancel it first.",
+    ),
+    (
+        "api_reassignment",
+        "warning",
+        "In-flight API reassignments",
+        "KIP-455 reassignments with adding/removing replicas; finish them before rolling controllers.",
+    ),
+    (
+        "delete_marker",
+        "warning",
+        "Topics marked for deletion",
+        "/admin/delete_topics entries still pending: deletion stalls while a replica's broker is down.",
+    ),
     ("offline_partition", "blocker", "Offline partitions", "Leader -1: no replica can serve the partition."),
     ("under_replicated", "warning", "Under-replicated partitions", "ISR smaller than the replica set."),
-    ("under_min_isr", "blocker", "Partitions under min.insync.replicas",
-     "acks=all producers fail on these; a rolling restart would take them offline."),
-    ("unregistered_broker_replica", "blocker", "Replicas on unregistered brokers",
-     "Replicas assigned to broker ids with no /brokers/ids registration."),
-    ("preferred_leader_imbalance", "info", "Partitions not led by their preferred replica",
-     "Leadership away from the first replica; a preferred election would move it back."),
-    ("not_rack_aware", "warning", "Partitions not spread over racks",
-     "Fewer distinct racks than min(replication factor, racks): a rack failure takes more than one replica."),
-    ("replica_skew", "warning", "Brokers outside the replica balance band",
-     "Replica counts more than 9 % away from the average (Cruise Control's default balance band); the average "
-     "of the broker's rack when unequal racks make the cluster's unreachable."),
-    ("leader_skew", "info", "Brokers outside the leader balance band",
-     "Preferred-leader counts more than 9 % away from the average (partitions / brokers)."),
-)  # fmt: skip
+    (
+        "under_min_isr",
+        "blocker",
+        "Partitions under min.insync.replicas",
+        "acks=all producers fail on these; a rolling restart would take them offline.",
+    ),
+    (
+        "unregistered_broker_replica",
+        "blocker",
+        "Replicas on unregistered brokers",
+        "Replicas assigned to broker ids with no /brokers/ids registration.",
+    ),
+    (
+        "preferred_leader_imbalance",
+        "info",
+        "Partitions not led by their preferred replica",
+        "Leadership away from the first replica; a preferred election would move it back.",
+    ),
+    (
+        "not_rack_aware",
+        "warning",
+        "Partitions not spread over racks",
+        "Fewer distinct racks than min(replication factor, racks): a rack failure takes more than one replica.",
+    ),
+    (
+        "replica_skew",
+        "warning",
+        "Brokers outside the replica balance band",
+        "Replica counts more than 9 % away from the average (Cruise Control's default balance band); the average "
+        "of the broker's rack when unequal racks make the cluster's unreachable.",
+    ),
+    (
+        "leader_skew",
+        "info",
+        "Brokers outside the leader balance band",
+        "Preferred-leader counts more than 9 % away from the average (partitions / brokers).",
+    ),
+)
 CHECK_IDS = tuple(c[0] for c in CHECKS)
 
 

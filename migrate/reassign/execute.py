@@ -128,8 +128,10 @@ def run(admin: ReassignAdmin, opts: Options, out: Output, inputs: Inputs) -> Non
     current = admin.partition_assignments(targets)
     show_current(out, current, opts.reassignment_json_file)
     out.put("throttle", opts.throttle if opts.throttle >= 0 else None)
-    out.put("replica_alter_log_dirs_throttle",
-            opts.replica_alter_log_dirs_throttle if opts.replica_alter_log_dirs_throttle >= 0 else None)  # fmt: skip
+    out.put(
+        "replica_alter_log_dirs_throttle",
+        opts.replica_alter_log_dirs_throttle if opts.replica_alter_log_dirs_throttle >= 0 else None,
+    )
     if opts.max_moves_per_broker is not None:
         run_waves(admin, opts, out, targets, current, log_dirs)
         return

@@ -28,6 +28,14 @@ def run(admin: ReassignAdmin, opts: Options, out: Output, inputs: Inputs) -> Non
     out.text(list_text(ongoing))
     out.put(
         "reassignments",
-        [{"topic": tp[0], "partition": tp[1], "replicas": list(ongoing[tp].replicas),
-          "adding": list(ongoing[tp].adding), "removing": list(ongoing[tp].removing)} for tp in sorted_tps(ongoing)],
-    )  # fmt: skip
+        [
+            {
+                "topic": tp[0],
+                "partition": tp[1],
+                "replicas": list(ongoing[tp].replicas),
+                "adding": list(ongoing[tp].adding),
+                "removing": list(ongoing[tp].removing),
+            }
+            for tp in sorted_tps(ongoing)
+        ],
+    )

@@ -89,10 +89,17 @@ def states_text(states: Mapping[TPR, MoveState]) -> str:
 
 def states_doc(states: Mapping[TPR, MoveState]) -> list[dict[str, object]]:
     return [
-        {"topic": r[0], "partition": r[1], "broker": r[2], "state": s.kind, "target": s.target,
-         "current": s.current, "future": s.future}
+        {
+            "topic": r[0],
+            "partition": r[1],
+            "broker": r[2],
+            "state": s.kind,
+            "target": s.target,
+            "current": s.current,
+            "future": s.future,
+        }
         for r, s in sorted(states.items(), key=lambda item: tpr_order(item[0]))
-    ]  # fmt: skip
+    ]
 
 
 def execute_moves(admin: ReassignAdmin, moves: Mapping[TPR, str], timeout_ms: int, out: Output) -> list[TPR]:

@@ -121,9 +121,17 @@ def run(admin: ReassignAdmin, opts: Options, out: Output, inputs: Inputs) -> Non
     moves_running = any(not s.done for s in moves.values())
     out.put(
         "partitions",
-        [{"topic": tp[0], "partition": tp[1], "state": state_name(states[tp]),
-          "current": list(states[tp].current), "target": list(states[tp].target)} for tp in sorted_tps(states)],
-    )  # fmt: skip
+        [
+            {
+                "topic": tp[0],
+                "partition": tp[1],
+                "state": state_name(states[tp]),
+                "current": list(states[tp].current),
+                "target": list(states[tp].target),
+            }
+            for tp in sorted_tps(states)
+        ],
+    )
     out.put("log_dir_moves", states_doc(moves))
     out.put("done", all(s.done and s.current == s.target for s in states.values()) and not moves_running)
     out.put("cluster_reassignments_active", anything_moving)

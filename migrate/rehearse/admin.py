@@ -17,8 +17,9 @@ class KafkaUnreachable(ClusterError):
 
 def _admin(bootstrap: Sequence[str]) -> ReassignAdmin:
     try:
-        return ReassignAdmin({"bootstrap_servers": list(bootstrap), "request_timeout_ms": 30000,
-                              "client_id": "bridgekeeper-rehearse"})  # fmt: skip
+        return ReassignAdmin(
+            {"bootstrap_servers": list(bootstrap), "request_timeout_ms": 30000, "client_id": "bridgekeeper-rehearse"}
+        )
     except AdminError as exc:
         raise KafkaUnreachable(f"cannot reach the cluster at {','.join(bootstrap)}: {exc}") from None
 
@@ -40,11 +41,16 @@ def create_topics(bootstrap: Sequence[str], topics: Mapping[str, tuple[int, int,
 
 
 @tenacity.retry(
-    retry=tenacity.retry_if_exception_type(ClusterError), stop=tenacity.stop_after_delay(20),
-    wait=tenacity.wait_fixed(1), reraise=True,
-)  # fmt: skip
-def set_configs(bootstrap: Sequence[str], topics: Mapping[str, Mapping[str, str | None]],
-                brokers: Mapping[int, Mapping[str, str | None]]) -> None:  # fmt: skip
+    retry=tenacity.retry_if_exception_type(ClusterError),
+    stop=tenacity.stop_after_delay(20),
+    wait=tenacity.wait_fixed(1),
+    reraise=True,
+)
+def set_configs(
+    bootstrap: Sequence[str],
+    topics: Mapping[str, Mapping[str, str | None]],
+    brokers: Mapping[int, Mapping[str, str | None]],
+) -> None:
     """Tried again for a while: a client's metadata can lag a broker that just registered again (a broker
     config goes to that broker, and the client answers UnknownBrokerIdError until it has seen it)."""
     with _admin(bootstrap) as admin:

@@ -25,9 +25,14 @@ if TYPE_CHECKING:
 LOG_PATTERNS = (
     ("STALE_CONTROLLER_EPOCH", re.compile(r"STALE_CONTROLLER_EPOCH")),
     ("BK-UNEXPECTED", re.compile(r"BK-UNEXPECTED")),
-    ("protocol error", re.compile(r"closing \S+: (cannot decode API|request of \d+ bytes is shorter)|"
-                                  r"unparseable inner|Invalid version|SchemaException")),
-)  # fmt: skip
+    (
+        "protocol error",
+        re.compile(
+            r"closing \S+: (cannot decode API|request of \d+ bytes is shorter)|"
+            r"unparseable inner|Invalid version|SchemaException"
+        ),
+    ),
+)
 #: Kafka's forwarding gate (KIP-590: IBP 3.4-IV0 in the bridge release), the default of every node.
 DEFAULT_GATE = "3.4-IV0"
 MAX_LINES = 40
@@ -61,26 +66,39 @@ class Checker:
         scrapes = dict(monitor.latest)
         active = sorted(b for b, s in scrapes.items() if s.up and s.active)
         down = sorted(b for b, s in scrapes.items() if not s.up)
-        ev = [f"/controller: {'node ' + str(snap.controller) if snap.controller is not None else 'absent'}, "
-              f"epoch {snap.epoch}", f"nodes reporting ActiveControllerCount=1: {active or 'none'}"]  # fmt: skip
+        ev = [
+            f"/controller: {'node ' + str(snap.controller) if snap.controller is not None else 'absent'}, "
+            f"epoch {snap.epoch}",
+            f"nodes reporting ActiveControllerCount=1: {active or 'none'}",
+        ]
         if down:
             ev.append(f"nodes not answering their metrics: {down}")
         ok = snap.controller is not None and snap.controller in snap.brokers and active == [snap.controller]
-        summary = (f"node {snap.controller} is the one active controller" if ok
-                   else f"/controller names {snap.controller}, active per metrics: {active}")  # fmt: skip
+        summary = (
+            f"node {snap.controller} is the one active controller"
+            if ok
+            else f"/controller names {snap.controller}, active per metrics: {active}"
+        )
         return record("one-active-controller", step, ok, summary, ev)
 
     def no_offline(self, step: int, snap: S.Snapshot) -> CheckRecord:
         bad = S.offline(snap)
         n = len(snap.states)
-        return record("no-offline-partitions", step, not bad,
-                      f"{len(bad)} of {n} partitions offline" if bad else f"all {n} partitions have a live leader",
-                      (bad or [f"live brokers {sorted(snap.brokers)}"]) + _out_of_scope(snap))  # fmt: skip
+        return record(
+            "no-offline-partitions",
+            step,
+            not bad,
+            f"{len(bad)} of {n} partitions offline" if bad else f"all {n} partitions have a live leader",
+            (bad or [f"live brokers {sorted(snap.brokers)}"]) + _out_of_scope(snap),
+        )
 
     def ids_unchanged(self, step: int, snap: S.Snapshot, ops: Sequence[OpRecord]) -> CheckRecord:
         """Topics created or deleted by the load since the last check may legitimately have a new id or none."""
-        churned = {o["entity"].split(":", 1)[1] for o in ops
-                   if o["op"] in ("create_topic", "delete_topic") and o["entity"].startswith("topic:")}  # fmt: skip
+        churned = {
+            o["entity"].split(":", 1)[1]
+            for o in ops
+            if o["op"] in ("create_topic", "delete_topic") and o["entity"].startswith("topic:")
+        }
         ev, bad = [], []
         if self.cluster_id is None:
             self.cluster_id = snap.cluster_id
@@ -105,23 +123,35 @@ class Checker:
             seen[t.topic_id] = name
         self.topic_ids = {name: t.topic_id for name, t in snap.topics.items()}
         ev.append(f"cluster id {snap.cluster_id}; {compared} topic ids compared with the previous check")
-        return record("ids-unchanged", step, not bad, "; ".join(bad[:2]) if bad else
-                      f"cluster id and {compared} topic ids unchanged", bad + ev)  # fmt: skip
+        return record(
+            "ids-unchanged",
+            step,
+            not bad,
+            "; ".join(bad[:2]) if bad else f"cluster id and {compared} topic ids unchanged",
+            bad + ev,
+        )
 
     def epoch_explained(self, step: int, snap: S.Snapshot, disruptions: Sequence[str]) -> CheckRecord:
         before, now = self.epoch, snap.epoch
         self.epoch = now
         if before is None or now is None:
-            return record("controller-epoch-explained", step, now is not None,
-                          f"controller epoch {now}", [f"/controller_epoch read {now}"])  # fmt: skip
+            return record(
+                "controller-epoch-explained",
+                step,
+                now is not None,
+                f"controller epoch {now}",
+                [f"/controller_epoch read {now}"],
+            )
         moved = now - before
         ev = [f"/controller_epoch {before} -> {now}"] + [f"explained by: {d}" for d in disruptions]
         ok = 0 <= moved <= len(disruptions)
         if ok:
             summary = f"epoch {before} -> {now}: {moved} increment(s), {len(disruptions)} controller disruption(s)"
         else:
-            summary = (f"epoch {before} -> {now}: {moved} increment(s) but only {len(disruptions)} restart(s) or "
-                       "fault(s) of the active controller to explain them")  # fmt: skip
+            summary = (
+                f"epoch {before} -> {now}: {moved} increment(s) but only {len(disruptions)} restart(s) or "
+                "fault(s) of the active controller to explain them"
+            )
         return record("controller-epoch-explained", step, ok, summary, ev)
 
     def logs_clean(self, step: int, nodes: Sequence[NodeView]) -> CheckRecord:
@@ -148,8 +178,15 @@ class Checker:
         ev = hits or [f"{read:,} bytes of node log read since the last check"]
         if unread:
             ev.append(f"no log file given for node(s) {unread}")
-        return record("node-logs-clean", step, not hits, f"{len(hits)} bad line(s) in node logs" if hits
-                      else "no fenced-write, protocol-error or unexpected-exception line", ev)  # fmt: skip
+        return record(
+            "node-logs-clean",
+            step,
+            not hits,
+            f"{len(hits)} bad line(s) in node logs"
+            if hits
+            else "no fenced-write, protocol-error or unexpected-exception line",
+            ev,
+        )
 
     def client_errors(
         self, step: int, ops: Sequence[OpRecord], recovered_since: float | None = None, away: Collection[int] = ()
@@ -162,7 +199,7 @@ class Checker:
         ``away`` are the nodes the step itself stopped. A reassignment onto one of them is refused with
         INVALID_REPLICA_ASSIGNMENT (Kafka refuses to add a replica on a broker that is not alive, and says so),
         though the worker's DescribeCluster a moment before showed it registered: that refusal is the restart's
-        doing, not the cluster's, so it counts as a failure but not as a non-retriable one."""  # fmt: skip
+        doing, not the cluster's, so it counts as a failure but not as a non-retriable one."""
         failed = [o for o in ops if not o["ok"]]
         raced = [o for o in failed if _refused_for_away(o, away)]
         fatal = [o for o in failed if not o["retriable"] and o not in raced]
@@ -174,9 +211,11 @@ class Checker:
             by_error[o["error"] or "?"] = by_error.get(o["error"] or "?", 0) + 1
         ev = [f"{len(ops)} client operations, {len(failed)} failed, threshold {self.error_threshold:.0%}"]
         if recovered_since is not None:
-            ev.append(f"during the fault: {len(ops) - len(judged)} operations, "
-                      f"{len(failed) - len(judged_failed)} failed; after it: {len(judged)}, {len(judged_failed)} "
-                      f"failed ({rate:.1%})")  # fmt: skip
+            ev.append(
+                f"during the fault: {len(ops) - len(judged)} operations, "
+                f"{len(failed) - len(judged_failed)} failed; after it: {len(judged)}, {len(judged_failed)} "
+                f"failed ({rate:.1%})"
+            )
         ev += [f"{err}: {n}" for err, n in sorted(by_error.items(), key=lambda kv: -kv[1])]
         ev += [f"not retriable: {o['worker']}#{o['seq']} {o['op']} {o['entity']}: {o['error']}" for o in fatal]
         ev += [
@@ -190,8 +229,10 @@ class Checker:
         if fatal:
             summary = f"{len(fatal)} non-retriable error(s): {', '.join(sorted({o['error'] or '?' for o in fatal}))}"
         elif over:
-            summary = (f"{len(judged_failed)} of {len(judged)} operations failed{after} "
-                       f"({rate:.1%} > {self.error_threshold:.0%})")  # fmt: skip
+            summary = (
+                f"{len(judged_failed)} of {len(judged)} operations failed{after} "
+                f"({rate:.1%} > {self.error_threshold:.0%})"
+            )
         else:
             summary = f"{len(judged_failed)} of {len(judged)} operations failed{after}, all retriable"
         return record("client-errors", step, not fatal and not over, summary, ev)
@@ -203,18 +244,26 @@ class Checker:
         all_writes = sum(totals.values())
         share = (totals["forwarded"] + totals["controller"]) / all_writes if all_writes else 1.0
         forwarding = sorted(b for b, s in scrapes.items() if s.forwarding)
-        ev = [f"forwardable writes so far: forwarded {totals['forwarded']:.0f}, served by the controller "
-              f"{totals['controller']:.0f}, written by a broker itself {totals['direct']:.0f} ({share:.0%} via the "
-              "controller)", f"nodes past the forwarding gate: {forwarding} of {sorted(scrapes)}"]  # fmt: skip
+        ev = [
+            f"forwardable writes so far: forwarded {totals['forwarded']:.0f}, served by the controller "
+            f"{totals['controller']:.0f}, written by a broker itself {totals['direct']:.0f} ({share:.0%} via the "
+            "controller)",
+            f"nodes past the forwarding gate: {forwarding} of {sorted(scrapes)}",
+        ]
         for b, s in sorted(scrapes.items()):
             if s.up:
-                ev.append(f"node {b}: IBP {s.ibp}, gate {s.forwarding_min_ibp}, "
-                          f"{'forwarding' if s.forwarding else 'writing ZooKeeper itself'}")  # fmt: skip
+                ev.append(
+                    f"node {b}: IBP {s.ibp}, gate {s.forwarding_min_ibp}, "
+                    f"{'forwarding' if s.forwarding else 'writing ZooKeeper itself'}"
+                )
         if len(forwarding) == len(scrapes) and scrapes and self.gate_totals is None:
             self.gate_totals = per_node
         if not bumped or not self.bump_forwards:
-            why = ("the target IBP is below the forwarding gate" if not self.bump_forwards
-                   else "not every broker runs the target IBP yet")  # fmt: skip
+            why = (
+                "the target IBP is below the forwarding gate"
+                if not self.bump_forwards
+                else "not every broker runs the target IBP yet"
+            )
             return record("forwarding-share", step, True, f"{share:.0%} via the controller so far ({why})", ev)
         laggards = sorted(b for b, s in scrapes.items() if not s.forwarding)
         if laggards:
@@ -239,17 +288,26 @@ class Checker:
                 f"{sum(leaks.values()):.0f} forwardable write(s) not through the controller after the gate",
                 ev,
             )
-        return record("forwarding-share", step, True, "100% of forwardable writes through the controller since "
-                      "every broker passed the gate", ev)  # fmt: skip
+        return record(
+            "forwarding-share",
+            step,
+            True,
+            "100% of forwardable writes through the controller since every broker passed the gate",
+            ev,
+        )
 
     def reassignments_finished(self, step: int, snap: S.Snapshot) -> CheckRecord:
         moving = snap.reassigning()
         bad = (["/admin/reassign_partitions present"] if snap.reassign_znode else []) + [
             f"{t}-{p}: adding {list(snap.adding((t, p)))}" for t, p in moving
         ]
-        return record("reassignments-finished", step, not bad,
-                      f"{len(moving)} partition(s) still reassigning" if bad else "no reassignment in progress",
-                      (bad or [f"{len(snap.states)} partitions settled"]) + _out_of_scope(snap))  # fmt: skip
+        return record(
+            "reassignments-finished",
+            step,
+            not bad,
+            f"{len(moving)} partition(s) still reassigning" if bad else "no reassignment in progress",
+            (bad or [f"{len(snap.states)} partitions settled"]) + _out_of_scope(snap),
+        )
 
     def brokers_registered(
         self, step: int, snap: S.Snapshot, monitor: Monitor, expected: dict[int, str]
@@ -268,16 +326,23 @@ class Checker:
         stray = sorted(set(snap.brokers) - set(expected))
         if stray:
             ev.append(f"also registered, not in the inventory: {stray}")
-        return record("brokers-registered", step, not bad, "; ".join(bad[:2]) if bad else
-                      f"all {len(expected)} nodes registered at the expected IBP", bad + ev)  # fmt: skip
+        return record(
+            "brokers-registered",
+            step,
+            not bad,
+            "; ".join(bad[:2]) if bad else f"all {len(expected)} nodes registered at the expected IBP",
+            bad + ev,
+        )
 
 
 def _out_of_scope(snap: S.Snapshot) -> list[str]:
     """Evidence naming what a twin's check left aside (partitions on brokers the twin does not run)."""
     if not snap.out_of_scope:
         return []
-    return [f"not judged: {len(snap.out_of_scope):,} partition(s) with a replica on a production broker the twin "
-            "does not run (offline in production or left out)"]  # fmt: skip
+    return [
+        f"not judged: {len(snap.out_of_scope):,} partition(s) with a replica on a production broker the twin "
+        "does not run (offline in production or left out)"
+    ]
 
 
 def _adding(op: OpRecord) -> set[int]:
@@ -286,5 +351,8 @@ def _adding(op: OpRecord) -> set[int]:
 
 def _refused_for_away(op: OpRecord, away: Collection[int]) -> bool:
     """A reassignment refused because a replica it adds is on a node the step had taken down."""
-    return (op["op"] == "reassign" and op["error"] in {"INVALID_REPLICA_ASSIGNMENT", "INVALID_REPLICATION_ASSIGNMENT"}
-            and bool(_adding(op) & set(away)))  # fmt: skip
+    return (
+        op["op"] == "reassign"
+        and op["error"] in {"INVALID_REPLICA_ASSIGNMENT", "INVALID_REPLICATION_ASSIGNMENT"}
+        and bool(_adding(op) & set(away))
+    )

@@ -194,15 +194,30 @@ def _start(
         if attached is not None:
             cluster = attached
         elif twin is not None:
-            cluster = OwnedCluster(nodes=len(ids), zk_servers=args.zk_servers, ibp=from_ibp,
-                                   data_dir=out_dir / "cluster", overrides=overrides, node_overrides=node_overrides,
-                                   broker_ids=ids, racks=twin.nodes.racks, before_nodes=twin.launch.before,
-                                   after_nodes=twin.launch.after, start_timeout=twin.start_timeout,
-                                   zk_heap_mb=twin.zk_heap_mb, start_wave=twin.start_wave)  # fmt: skip
+            cluster = OwnedCluster(
+                nodes=len(ids),
+                zk_servers=args.zk_servers,
+                ibp=from_ibp,
+                data_dir=out_dir / "cluster",
+                overrides=overrides,
+                node_overrides=node_overrides,
+                broker_ids=ids,
+                racks=twin.nodes.racks,
+                before_nodes=twin.launch.before,
+                after_nodes=twin.launch.after,
+                start_timeout=twin.start_timeout,
+                zk_heap_mb=twin.zk_heap_mb,
+                start_wave=twin.start_wave,
+            )
         else:
-            cluster = OwnedCluster(nodes=len(ids), zk_servers=args.zk_servers, ibp=from_ibp,
-                                   data_dir=out_dir / "cluster", overrides=overrides,
-                                   node_overrides=node_overrides)  # fmt: skip
+            cluster = OwnedCluster(
+                nodes=len(ids),
+                zk_servers=args.zk_servers,
+                ibp=from_ibp,
+                data_dir=out_dir / "cluster",
+                overrides=overrides,
+                node_overrides=node_overrides,
+            )
     except ClusterError as exc:
         raise UsageError(str(exc)) from None
     return _run(args, cluster, from_ibp, to_ibp, clients, out_dir, twin)
@@ -235,17 +250,30 @@ def _twin(args: argparse.Namespace) -> _Twin:
     nodes = choose(p, start_missing=args.start_missing, max_nodes=args.max_nodes)
     production = p.assigned | {r.broker_id for r in p.registrations}
     absent = frozenset(production - set(nodes.broker_ids))
-    launch = Launch(files, p, nodes, acls=args.acls, keep_credentials=args.keep_credentials,
-                    say=lambda m: print(m, file=sys.stderr))  # fmt: skip
-    info = {"source": ", ".join(f.name for f in files), "brokers": len(nodes.broker_ids),
-            "registered": len(p.registrations), "topics": p.topics, "partitions": p.partitions,
-            "absent": sorted(absent)}  # fmt: skip
+    launch = Launch(
+        files, p, nodes, acls=args.acls, keep_credentials=args.keep_credentials, say=lambda m: print(m, file=sys.stderr)
+    )
+    info = {
+        "source": ", ".join(f.name for f in files),
+        "brokers": len(nodes.broker_ids),
+        "registered": len(p.registrations),
+        "topics": p.topics,
+        "partitions": p.partitions,
+        "absent": sorted(absent),
+    }
     timeout = max(90.0, start_timeout(p, len(nodes.broker_ids)))
     return _Twin(nodes, launch, absent, info, timeout, zookeeper_heap_mb(p, len(nodes.broker_ids)), start_wave(p))
 
 
-def _run(args: argparse.Namespace, cluster: Cluster, from_ibp: str, to_ibp: str, clients: tuple[str, ...],
-         out_dir: Path, twin: _Twin | None = None) -> int:  # fmt: skip
+def _run(
+    args: argparse.Namespace,
+    cluster: Cluster,
+    from_ibp: str,
+    to_ibp: str,
+    clients: tuple[str, ...],
+    out_dir: Path,
+    twin: _Twin | None = None,
+) -> int:
     from controller.devstack.localzk import ZooKeeperError
     from controller.exits import CommandError
     from migrate.rehearse.cluster import ClusterError
@@ -256,14 +284,24 @@ def _run(args: argparse.Namespace, cluster: Cluster, from_ibp: str, to_ibp: str,
     from migrate.rehearse.run import Rehearsal
 
     opts = Options(
-        from_ibp=from_ibp, to_ibp=to_ibp, out_dir=out_dir, drills=list(args.drill), lockdown=args.lockdown,
-        rate=args.rate, clients=clients, error_threshold=args.error_threshold,
-        step_settle=args.settle, isr_timeout=args.isr_timeout,
-        min_isr_timeout=args.min_isr_timeout, restart_timeout=args.restart_timeout,
-        reassignment_timeout=args.reassignment_timeout, zk_pause=args.zk_pause,
+        from_ibp=from_ibp,
+        to_ibp=to_ibp,
+        out_dir=out_dir,
+        drills=list(args.drill),
+        lockdown=args.lockdown,
+        rate=args.rate,
+        clients=clients,
+        error_threshold=args.error_threshold,
+        step_settle=args.settle,
+        isr_timeout=args.isr_timeout,
+        min_isr_timeout=args.min_isr_timeout,
+        restart_timeout=args.restart_timeout,
+        reassignment_timeout=args.reassignment_timeout,
+        zk_pause=args.zk_pause,
         session_timeout_ms=args.session_timeout_ms,
-        absent=twin.absent if twin is not None else frozenset(), twin=twin.info if twin is not None else None,
-    )  # fmt: skip
+        absent=twin.absent if twin is not None else frozenset(),
+        twin=twin.info if twin is not None else None,
+    )
     with Display() as display:
         display.line(f"rehearsing {from_ibp} -> {to_ibp}; report and artefacts in {out_dir}")
         if twin is not None:
@@ -284,8 +322,11 @@ def _run(args: argparse.Namespace, cluster: Cluster, from_ibp: str, to_ibp: str,
         except Exception as exc:  # a fault no step expected: name it, keep what was recorded, never a traceback
             doc = rehearsal.document(failure=f"{type(exc).__name__}: {exc}")
             write_report(doc, out_dir)
-            print(f"error: the rehearsal stopped on {type(exc).__name__}: {exc}; what it recorded until then is in "
-                  f"{out_dir / 'report.html'}", file=sys.stderr)  # fmt: skip
+            print(
+                f"error: the rehearsal stopped on {type(exc).__name__}: {exc}; what it recorded until then is in "
+                f"{out_dir / 'report.html'}",
+                file=sys.stderr,
+            )
             return 1
         finally:
             display.status("stopping")
@@ -310,8 +351,14 @@ def configure(r: argparse.ArgumentParser) -> None:
     r.add_argument("--zk-servers", type=int, choices=(1, 3), default=3, help="ZooKeeper servers to start (default 3)")
     r.add_argument("--attach", metavar="INVENTORY", help="rehearse on a running cluster described by this JSON file")
     r.add_argument("--lockdown", action="store_true", help="lock ZooKeeper's ACLs after the bump (lockdown apply)")
-    r.add_argument("--drill", action="append", default=[], type=_drill, choices=DRILL_NAMES,
-                   help="a fault to inject mid-roll (repeatable)")  # fmt: skip
+    r.add_argument(
+        "--drill",
+        action="append",
+        default=[],
+        type=_drill,
+        choices=DRILL_NAMES,
+        help="a fault to inject mid-roll (repeatable)",
+    )
     r.add_argument(
         "-o",
         "--output",
@@ -322,28 +369,59 @@ def configure(r: argparse.ArgumentParser) -> None:
     r.add_argument("--out", dest="output", help=argparse.SUPPRESS)
     r.add_argument("--rate", type=_seconds, default=8.0, help="client operations per second, all clients (default 8)")
     r.add_argument("--client", action="append", choices=CLIENTS, help="client libraries for the load (default both)")
-    r.add_argument("--error-threshold", type=_fraction, default=0.1,
-                   help="largest share of failed client operations per step (default 0.1)")  # fmt: skip
+    r.add_argument(
+        "--error-threshold",
+        type=_fraction,
+        default=0.1,
+        help="largest share of failed client operations per step (default 0.1)",
+    )
     r.add_argument("--isr-timeout", type=_seconds, default=60.0, help="wait for a node to rejoin its ISRs (s)")
-    r.add_argument("--min-isr-timeout", type=_seconds, default=60.0,
-                   help="wait for a node to be safe to restart (min.insync.replicas) (s)")  # fmt: skip
+    r.add_argument(
+        "--min-isr-timeout",
+        type=_seconds,
+        default=60.0,
+        help="wait for a node to be safe to restart (min.insync.replicas) (s)",
+    )
     r.add_argument("--restart-timeout", type=_seconds, default=90.0, help="wait for a node to start (s)")
     r.add_argument("--reassignment-timeout", type=_seconds, default=120.0, help="wait for reassignments (s)")
-    r.add_argument("--settle", type=_seconds, default=2.0,
-                   help="seconds of client load after each restart before the step's checks (default 2)")  # fmt: skip
+    r.add_argument(
+        "--settle",
+        type=_seconds,
+        default=2.0,
+        help="seconds of client load after each restart before the step's checks (default 2)",
+    )
     r.add_argument("--zk-pause", type=_seconds, default=4.0, help="how long pause-zookeeper freezes a server (s)")
-    r.add_argument("--session-timeout-ms", type=positive_int, default=6000,
-                   help="zookeeper.session.timeout.ms of the nodes rehearse starts (default 6000)")  # fmt: skip
+    r.add_argument(
+        "--session-timeout-ms",
+        type=positive_int,
+        default=6000,
+        help="zookeeper.session.timeout.ms of the nodes rehearse starts (default 6000)",
+    )
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="node config for every node")
-    r.add_argument("--node-set", action="append", default=[], type=_node_set, metavar="ID:KEY=VALUE",
-                   help="node config for one node (e.g. a deliberate misconfiguration)")  # fmt: skip
+    r.add_argument(
+        "--node-set",
+        action="append",
+        default=[],
+        type=_node_set,
+        metavar="ID:KEY=VALUE",
+        help="node config for one node (e.g. a deliberate misconfiguration)",
+    )
     twin = r.add_argument_group("on a twin of a production cluster (--from-snapshot)")
-    twin.add_argument("--from-snapshot", nargs="+", metavar="ROWS",
-                      help="rehearse on a twin: restore these rows (snapshot export/parse output) into the rehearsal's "
-                      "ZooKeeper and start one node per broker registered in them, with its id and rack")  # fmt: skip
-    twin.add_argument("--start-missing", action="store_true",
-                      help="also start brokers the assignments name but no znode registers")  # fmt: skip
-    twin.add_argument("--max-nodes", type=positive_int, default=None,
-                      help="start at most N of the twin's nodes (the production controller first)")  # fmt: skip
+    twin.add_argument(
+        "--from-snapshot",
+        nargs="+",
+        metavar="ROWS",
+        help="rehearse on a twin: restore these rows (snapshot export/parse output) into the rehearsal's "
+        "ZooKeeper and start one node per broker registered in them, with its id and rack",
+    )
+    twin.add_argument(
+        "--start-missing", action="store_true", help="also start brokers the assignments name but no znode registers"
+    )
+    twin.add_argument(
+        "--max-nodes",
+        type=positive_int,
+        default=None,
+        help="start at most N of the twin's nodes (the production controller first)",
+    )
     add_restore_flags(twin)
     r.set_defaults(func=cmd_rehearse)

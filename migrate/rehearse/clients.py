@@ -56,11 +56,23 @@ DEADLINE_MARGIN_S = 5.0
 #: Timeout-like errors: retriable whatever the client's flag says (see the module doc).
 #: librdkafka's _DESTROY_BROKER is "Failed while waiting for response from broker: Local: Broker handle destroyed":
 #: the broker left the client's metadata with the request outstanding (seen when a controller is killed).
-TIMEOUTS = frozenset({
-    "REQUEST_TIMED_OUT", "NETWORK_EXCEPTION", "_TIMED_OUT", "_TIMED_OUT_QUEUE", "_TRANSPORT", "_ALL_BROKERS_DOWN",
-    "_MSG_TIMED_OUT", "_DESTROY_BROKER", "_NODE_UPDATE", "RequestTimedOutError", "KafkaTimeoutError",
-    "KafkaConnectionError", "OpDeadlineExceeded",
-})  # fmt: skip
+TIMEOUTS = frozenset(
+    {
+        "REQUEST_TIMED_OUT",
+        "NETWORK_EXCEPTION",
+        "_TIMED_OUT",
+        "_TIMED_OUT_QUEUE",
+        "_TRANSPORT",
+        "_ALL_BROKERS_DOWN",
+        "_MSG_TIMED_OUT",
+        "_DESTROY_BROKER",
+        "_NODE_UPDATE",
+        "RequestTimedOutError",
+        "KafkaTimeoutError",
+        "KafkaConnectionError",
+        "OpDeadlineExceeded",
+    }
+)
 
 
 def _kafka_retriable(name: str) -> bool:
@@ -183,8 +195,13 @@ class ConfluentAdmin:
         self.timeout = spec.request_timeout_ms / 1000
         self.op_timeout = self.timeout * 2 / 3  # the broker's own wait, inside the request's
         self.deadline = spec.deadline
-        self.admin = AdminClient({"bootstrap.servers": ",".join(spec.bootstrap), "client.id": f"rh-{spec.worker}",
-                                  "socket.timeout.ms": spec.request_timeout_ms})  # fmt: skip
+        self.admin = AdminClient(
+            {
+                "bootstrap.servers": ",".join(spec.bootstrap),
+                "client.id": f"rh-{spec.worker}",
+                "socket.timeout.ms": spec.request_timeout_ms,
+            }
+        )
 
     def _wait(self, future: Any) -> Any:
         import concurrent.futures
@@ -220,8 +237,9 @@ class ConfluentAdmin:
     def create_topic(self, topic: str, partitions: int, rf: int) -> None:
         from confluent_kafka.admin import NewTopic  # type: ignore[attr-defined]
 
-        fs = self.admin.create_topics([NewTopic(topic, partitions, rf)], operation_timeout=self.op_timeout,
-                                      request_timeout=self.timeout)  # fmt: skip
+        fs = self.admin.create_topics(
+            [NewTopic(topic, partitions, rf)], operation_timeout=self.op_timeout, request_timeout=self.timeout
+        )
         self._wait(fs[topic])
 
     def delete_topic(self, topic: str) -> None:
@@ -231,8 +249,9 @@ class ConfluentAdmin:
     def create_partitions(self, topic: str, total: int) -> None:
         from confluent_kafka.admin import NewPartitions  # type: ignore[attr-defined]
 
-        fs = self.admin.create_partitions([NewPartitions(topic, total)], operation_timeout=self.op_timeout,
-                                          request_timeout=self.timeout)  # fmt: skip
+        fs = self.admin.create_partitions(
+            [NewPartitions(topic, total)], operation_timeout=self.op_timeout, request_timeout=self.timeout
+        )
         self._wait(fs[topic])
 
     def alter_config(self, topic: str, key: str, value: str) -> None:
@@ -260,11 +279,25 @@ class ConfluentAdmin:
 
         if principal is None:  # every entry of the resource (None matches any; the stubs do not say so)
             anything: Any = None
-            return AclBindingFilter(ResourceType.TOPIC, resource, ResourcePatternType.LITERAL, anything, anything,
-                                    AclOperation.ANY, AclPermissionType.ANY)  # fmt: skip
+            return AclBindingFilter(
+                ResourceType.TOPIC,
+                resource,
+                ResourcePatternType.LITERAL,
+                anything,
+                anything,
+                AclOperation.ANY,
+                AclPermissionType.ANY,
+            )
         cls = AclBindingFilter if filter_ else AclBinding
-        return cls(ResourceType.TOPIC, resource, ResourcePatternType.LITERAL, principal, "*", AclOperation.READ,
-                   AclPermissionType.ALLOW)  # fmt: skip
+        return cls(
+            ResourceType.TOPIC,
+            resource,
+            ResourcePatternType.LITERAL,
+            principal,
+            "*",
+            AclOperation.READ,
+            AclPermissionType.ALLOW,
+        )
 
     def create_acl(self, resource: str, principal: str) -> None:
         binding = self._binding(resource, principal, filter_=False)
@@ -304,9 +337,12 @@ class KafkaPythonAdmin:
 
         self.op_ms = spec.request_timeout_ms * 2 // 3
         self.deadline = spec.deadline
-        self.admin = KafkaAdminClient(bootstrap_servers=list(spec.bootstrap), client_id=f"rh-{spec.worker}",
-                                      request_timeout_ms=spec.request_timeout_ms,
-                                      bootstrap_timeout_ms=spec.request_timeout_ms)  # fmt: skip
+        self.admin = KafkaAdminClient(
+            bootstrap_servers=list(spec.bootstrap),
+            client_id=f"rh-{spec.worker}",
+            request_timeout_ms=spec.request_timeout_ms,
+            bootstrap_timeout_ms=spec.request_timeout_ms,
+        )
 
     def _call(self, fn: Callable[[], T]) -> T:
         try:

@@ -98,10 +98,20 @@ class OwnedCluster:
             **overrides,
         }
         try:
-            self.stack = Stack(nodes=nodes, data_dir=data_dir, ibp=ibp, overrides=settings,
-                               zk_servers=zk_servers, node_overrides=node_overrides, broker_ids=broker_ids,
-                               racks=racks, before_nodes=before_nodes, after_nodes=after_nodes,
-                               zk_heap_mb=zk_heap_mb, start_wave=start_wave)  # fmt: skip
+            self.stack = Stack(
+                nodes=nodes,
+                data_dir=data_dir,
+                ibp=ibp,
+                overrides=settings,
+                zk_servers=zk_servers,
+                node_overrides=node_overrides,
+                broker_ids=broker_ids,
+                racks=racks,
+                before_nodes=before_nodes,
+                after_nodes=after_nodes,
+                zk_heap_mb=zk_heap_mb,
+                start_wave=start_wave,
+            )
         except StackError as exc:
             raise ClusterError(str(exc)) from None
         self.zk_servers = zk_servers
@@ -254,11 +264,16 @@ def read_inventory(path: Path) -> dict[str, Any]:
             raise ClusterError(f'{at}: missing "restart" (the shell command that restarts this node)')
         config = _field(raw, "config", str, at, required=False)
         log = _field(raw, "log", str, at, required=False)
-        nodes.append(InventoryNode(
-            broker_id, bootstrap, _field(raw, "metrics", str, at, required=False),
-            Path(log) if log else None, Path(config) if config else None,
-            {k: v for k, v in commands.items() if v is not None},
-        ))  # fmt: skip
+        nodes.append(
+            InventoryNode(
+                broker_id,
+                bootstrap,
+                _field(raw, "metrics", str, at, required=False),
+                Path(log) if log else None,
+                Path(config) if config else None,
+                {k: v for k, v in commands.items() if v is not None},
+            )
+        )
     ids = [n.broker_id for n in nodes]
     if len(set(ids)) != len(ids):
         raise ClusterError(f"{where}: broker ids repeat: {sorted(ids)}")

@@ -115,9 +115,11 @@ def restart_during_reassignment(host: StepHost, rec: StepRecord) -> None:
         adding[spare[0]] = adding.get(spare[0], 0) + 1
     victim = max(adding, key=lambda b: adding[b])
     rates = {"leader.replication.throttled.rate": THROTTLE, "follower.replication.throttled.rate": THROTTLE}
-    admin.set_configs(boot, {MOVED: {"leader.replication.throttled.replicas": "*",
-                                     "follower.replication.throttled.replicas": "*"}},
-                      dict.fromkeys(brokers, rates))  # fmt: skip
+    admin.set_configs(
+        boot,
+        {MOVED: {"leader.replication.throttled.replicas": "*", "follower.replication.throttled.replicas": "*"}},
+        dict.fromkeys(brokers, rates),
+    )
     host.mark(f"reassign {len(targets)} partition(s) of {MOVED}")
     admin.reassign(boot, targets)
     before = host.snapshot()
@@ -129,15 +131,20 @@ def restart_during_reassignment(host: StepHost, rec: StepRecord) -> None:
         host.disrupted(f"drill restart-during-reassignment: restart of node {victim}, the controller")
     faults.restart_node(host.cluster, victim, host.options.restart_timeout)
     still = len(host.snapshot().reassigning())
-    admin.set_configs(boot, {MOVED: {"leader.replication.throttled.replicas": None,
-                                     "follower.replication.throttled.replicas": None}},
-                      {b: dict.fromkeys(rates, None) for b in brokers})  # fmt: skip
+    admin.set_configs(
+        boot,
+        {MOVED: {"leader.replication.throttled.replicas": None, "follower.replication.throttled.replicas": None}},
+        {b: dict.fromkeys(rates, None) for b in brokers},
+    )
     host.rejoin(rec, victim, old.czxid if old else 0)
     done = host.wait(rec, "the reassignment finished", host.settled, host.options.reassignment_timeout)
     host.settle(rec, host.options.step_settle)
     final = host.snapshot()
-    wrong = [f"{t}-{p}: {list(final.replicas((t, p)))}, wanted {r}" for (t, p), r in targets.items()
-             if sorted(final.replicas((t, p))) != sorted(r)]  # fmt: skip
+    wrong = [
+        f"{t}-{p}: {list(final.replicas((t, p)))}, wanted {r}"
+        for (t, p), r in targets.items()
+        if sorted(final.replicas((t, p))) != sorted(r)
+    ]
     rec["detail"] = (
         f"{len(targets)} partition(s) of {MOVED} moved with a {int(THROTTLE) // 1024} KiB/s throttle; "
         f"{moving} were moving when node {victim} (adding replicas) was restarted, {still} after"

@@ -207,8 +207,10 @@ def _topic_mismatch(want: TopicState, seen: TopicSeen) -> str | None:
     for p, target in want.targets:
         if a.target(p) != target and seen.legacy.get(p) != target:
             moving = f" (adding {list(a.adding_replicas.get(p, ()))}, removing {list(a.removing_replicas.get(p, ()))})"
-            return f"partition {p}: replicas {list(a.partitions[p])}{moving if a.is_reassigning(p) else ''}, " \
-                   f"expected target {list(target)}"  # fmt: skip
+            return (
+                f"partition {p}: replicas {list(a.partitions[p])}{moving if a.is_reassigning(p) else ''}, "
+                f"expected target {list(target)}"
+            )
     if seen.config != want.config:
         return f"{CONFIG_KEY} {seen.config!r}, expected {want.config!r}"
     return None
@@ -267,8 +269,12 @@ def _either(states: Iterable[State]) -> str:
 
 
 def _acl_entry(args: Mapping[str, Any]) -> AclEntry:
-    return AclEntry(str(args["principal"]), PermissionType.parse(str(args.get("permission", "ALLOW"))),
-                    str(args.get("host", "*")), AclOperation.parse(str(args.get("operation", "READ"))))  # fmt: skip
+    return AclEntry(
+        str(args["principal"]),
+        PermissionType.parse(str(args.get("permission", "ALLOW"))),
+        str(args.get("host", "*")),
+        AclOperation.parse(str(args.get("operation", "READ"))),
+    )
 
 
 def verify(records: Sequence[OpRecord], zk: ZkSession) -> LedgerResult:
@@ -278,8 +284,9 @@ def verify(records: Sequence[OpRecord], zk: ZkSession) -> LedgerResult:
         return check(records, ZkReader(zk))
     except Exception as exc:  # ZkUnavailable, SessionLost, a multiRead timeout: whatever the session raised
         writes = sum(r["op"] != "metadata" for r in records)
-        return LedgerResult(False, f"{writes} writes not checked: cannot read ZooKeeper",
-                            [f"{type(exc).__name__}: {exc}"], 1)  # fmt: skip
+        return LedgerResult(
+            False, f"{writes} writes not checked: cannot read ZooKeeper", [f"{type(exc).__name__}: {exc}"], 1
+        )
 
 
 def check(records: Sequence[OpRecord], reader: Reader) -> LedgerResult:
@@ -332,8 +339,9 @@ class _Ledger:
                 assignment = None if raw_topic is None else TopicAssignment.decode(paths.topic(t), raw_topic)
             except ZnodeFormatError as exc:
                 malformed = exc.reason
-            config = self._decode(EntityConfig.decode, paths.entity_config(TOPICS, t),
-                                  data.get(paths.entity_config(TOPICS, t)))  # fmt: skip
+            config = self._decode(
+                EntityConfig.decode, paths.entity_config(TOPICS, t), data.get(paths.entity_config(TOPICS, t))
+            )
             value = None if config is None or assignment is None else config.config.get(CONFIG_KEY)
             seen[("topic", t)] = TopicSeen(assignment, t in marked, value, legacy.get(t, {}), malformed, raw_topic)
         for r in names["acl"]:
@@ -341,8 +349,9 @@ class _Ledger:
             node = self._decode(AclNode.decode, path, data.get(path))
             seen[("acl", r)] = [] if node is None else list(node.acls)
         for c in names["quota"]:
-            config = self._decode(EntityConfig.decode, paths.entity_config(CLIENTS, c),
-                                  data.get(paths.entity_config(CLIENTS, c)))  # fmt: skip
+            config = self._decode(
+                EntityConfig.decode, paths.entity_config(CLIENTS, c), data.get(paths.entity_config(CLIENTS, c))
+            )
             value = None if config is None else config.config.get(QUOTA_KEY)
             try:
                 seen[("quota", c)] = None if value is None else _number(value)
@@ -357,8 +366,11 @@ class _Ledger:
         if isinstance(state, AclState):
             entry = _acl_entry(entity.records[-1]["args"])
             there = entry in seen
-            return None if there == state.present else ("expected entry present" if state.present else
-                                                        "expected entry absent")  # fmt: skip
+            return (
+                None
+                if there == state.present
+                else ("expected entry present" if state.present else "expected entry absent")
+            )
         if isinstance(state, QuotaState):
             return None if seen == state.value else f"expected {state.describe()}"
         return None
@@ -394,8 +406,9 @@ class _Ledger:
         if not any(self._mismatch(entity, c, seen) is None for c in cands):
             if not last["ok"] and any(self._mismatch(entity, c, seen) is None for c in after):
                 self.definite += 1
-                self.problems.append(f"{_label(last)}: a definite error, yet it took effect: found {found}, "
-                                     f"expected {_either(before)}")  # fmt: skip
+                self.problems.append(
+                    f"{_label(last)}: a definite error, yet it took effect: found {found}, expected {_either(before)}"
+                )
                 return
             self.wrong += 1
             reasons = sorted({m for c in cands if (m := self._mismatch(entity, c, seen))})
@@ -420,15 +433,18 @@ class _Ledger:
                 for entry, n in sorted(Counter(value).items()):
                     if n > 1:
                         found += 1
-                        self.problems.append(f"{worker}: ACL {paths.acl(ResourceType.TOPIC, name)} holds "
-                                             f"{entry.principal} {entry.permission_type.name} {entry.operation.name} "
-                                             f"from {entry.host} {n} times")  # fmt: skip
+                        self.problems.append(
+                            f"{worker}: ACL {paths.acl(ResourceType.TOPIC, name)} holds "
+                            f"{entry.principal} {entry.permission_type.name} {entry.operation.name} "
+                            f"from {entry.host} {n} times"
+                        )
             elif kind == "topic":
                 for p, replicas in _raw_replicas(value.raw):  # raw: our decoder refuses such a znode outright
                     if len(set(replicas)) != len(replicas):
                         found += 1
-                        self.problems.append(f"{worker}: topic {name} partition {p} repeats a broker in its "
-                                             f"replicas {replicas}")  # fmt: skip
+                        self.problems.append(
+                            f"{worker}: topic {name} partition {p} repeats a broker in its replicas {replicas}"
+                        )
                 if value.assignment is not None and value.assignment.topic_id is not None:
                     ids[value.assignment.topic_id].append(name)
         for topic_id, names in sorted(ids.items()):
@@ -460,8 +476,10 @@ class _Ledger:
             if n > MAX_EVIDENCE:
                 evidence.append(f"... and {n - MAX_EVIDENCE} more")
             return LedgerResult(False, f"{writes} writes: {', '.join(parts)}", evidence, n)
-        summary = (f"{writes} writes: {self.acked} acknowledged all present, {self.failed} failed: "
-                   f"{self.no_trace} absent, {self.completed} completed (timeouts)")  # fmt: skip
+        summary = (
+            f"{writes} writes: {self.acked} acknowledged all present, {self.failed} failed: "
+            f"{self.no_trace} absent, {self.completed} completed (timeouts)"
+        )
         kinds = Counter(e.kind for e in self.entities.values())
         by = ", ".join(f"{e} {k}" for e, k in self.settled_by.most_common())
         evidence = [
@@ -478,5 +496,7 @@ class _Ledger:
         present = sum(1 for t in topics if t.assignment is not None and not t.marked)
         deleting = sum(1 for t in topics if t.marked)
         moving = sum(1 for t in topics if t.assignment is not None and t.assignment.is_reassigning())
-        yield (f"topics: {present} present, {deleting} being deleted, {len(topics) - present - deleting} gone; "
-               f"{moving} still reassigning")  # fmt: skip
+        yield (
+            f"topics: {present} present, {deleting} being deleted, {len(topics) - present - deleting} gone; "
+            f"{moving} still reassigning"
+        )

@@ -56,8 +56,10 @@ class LoadPool:
         if unknown or not clients:
             raise LoadError(f"unknown client(s) {', '.join(unknown) or '(none)'}; known: {', '.join(CLIENTS)}")
         if rate <= 0 or workers_per_client < 1 or request_timeout_ms < 1000 or replication_factor < 1:
-            raise LoadError("rate must be positive, at least one worker per client, request timeout >= 1000 ms, "
-                            "replication factor >= 1")  # fmt: skip
+            raise LoadError(
+                "rate must be positive, at least one worker per client, request timeout >= 1000 ms, "
+                "replication factor >= 1"
+            )
         self.bootstrap = list(bootstrap)
         self.journal_dir = Path(journal_dir)
         self.rate = rate
@@ -67,12 +69,21 @@ class LoadPool:
         n, b = len(names), self.bootstrap
         interval = n / rate
         self.specs = [
-            WorkerSpec(worker=f"w{i + 1}", client=c, index=i,
-                       bootstrap=tuple(b[i % len(b):] + b[:i % len(b)]),
-                       journal_dir=str(self.journal_dir), interval=interval, offset=interval * i / n, seed=seed,
-                       tag=self.tag, request_timeout_ms=request_timeout_ms, replication_factor=replication_factor)
+            WorkerSpec(
+                worker=f"w{i + 1}",
+                client=c,
+                index=i,
+                bootstrap=tuple(b[i % len(b) :] + b[: i % len(b)]),
+                journal_dir=str(self.journal_dir),
+                interval=interval,
+                offset=interval * i / n,
+                seed=seed,
+                tag=self.tag,
+                request_timeout_ms=request_timeout_ms,
+                replication_factor=replication_factor,
+            )
             for i, c in enumerate(names)
-        ]  # fmt: skip
+        ]
         self._ctx = multiprocessing.get_context("spawn")
         self._run = self._ctx.Event()
         self._stop = self._ctx.Event()
@@ -102,8 +113,12 @@ class LoadPool:
         ready = self._ctx.Queue()
         self._run.set()
         for spec, idle in zip(self.specs, self._idle, strict=True):
-            proc = self._ctx.Process(target=worker_main, args=(spec, self._run, self._stop, idle, ready, self._counts),
-                                     name=f"rehearse-load-{spec.worker}", daemon=True)  # fmt: skip
+            proc = self._ctx.Process(
+                target=worker_main,
+                args=(spec, self._run, self._stop, idle, ready, self._counts),
+                name=f"rehearse-load-{spec.worker}",
+                daemon=True,
+            )
             proc.start()
             self._procs.append(proc)
         try:
@@ -124,18 +139,23 @@ class LoadPool:
                 for spec in list(pending.values()):
                     proc = self._procs[spec.index]
                     if not proc.is_alive():
-                        raise LoadError(f"load worker {spec.worker} ({spec.client}) exited with code {proc.exitcode} "
-                                        f"before connecting; its log: {spec.log}") from None  # fmt: skip
+                        raise LoadError(
+                            f"load worker {spec.worker} ({spec.client}) exited with code {proc.exitcode} "
+                            f"before connecting; its log: {spec.log}"
+                        ) from None
                 if time.monotonic() > deadline:
                     late = ", ".join(f"{s.worker} ({s.client})" for s in pending.values())
-                    raise LoadError(f"load worker(s) {late} did not connect to {','.join(self.bootstrap)} within "
-                                    f"{wait:.0f} s; logs in {self.journal_dir}") from None  # fmt: skip
+                    raise LoadError(
+                        f"load worker(s) {late} did not connect to {','.join(self.bootstrap)} within "
+                        f"{wait:.0f} s; logs in {self.journal_dir}"
+                    ) from None
                 continue
             spec = pending.pop(worker)
             self._ops[worker] = ops
             if error is not None:
-                raise LoadError(f"load worker {spec.worker} ({spec.client}) cannot connect to "
-                                f"{','.join(spec.bootstrap)}: {error}")  # fmt: skip
+                raise LoadError(
+                    f"load worker {spec.worker} ({spec.client}) cannot connect to {','.join(spec.bootstrap)}: {error}"
+                )
 
     def pause(self, timeout: float | None = None) -> list[str]:
         """Block until every worker has finished and journaled its operation in flight, then keep them idle.
@@ -187,8 +207,9 @@ class LoadPool:
         self.start()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:  # fmt: skip
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
 
     # -- what happened --------------------------------------------------------------------------------------------

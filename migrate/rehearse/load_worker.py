@@ -41,9 +41,16 @@ CONFIG_KEY = "retention.ms"
 QUOTA_KEY = "producer_byte_rate"
 #: Relative weight of each op in the mix (among the ops a worker's client has and that have an eligible entity).
 WEIGHTS = {
-    "create_topic": 1.5, "delete_topic": 1.2, "create_partitions": 1.0, "alter_config": 1.5, "create_acl": 1.2,
-    "delete_acl": 1.0, "alter_quota": 1.0, "reassign": 1.0, "metadata": 1.0,
-}  # fmt: skip
+    "create_topic": 1.5,
+    "delete_topic": 1.2,
+    "create_partitions": 1.0,
+    "alter_config": 1.5,
+    "create_acl": 1.2,
+    "delete_acl": 1.0,
+    "alter_quota": 1.0,
+    "reassign": 1.0,
+    "metadata": 1.0,
+}
 MIN_TOPICS, MAX_TOPICS = 2, 5
 MAX_PARTITIONS = 6
 ACL_RESOURCES = 3
@@ -135,8 +142,13 @@ class _Worker:
             if ok:
                 self.topics[name] = _Topic(name, partitions, rf)
 
-        return _Plan("create_topic", f"topic:{name}", {"partitions": partitions, "replication_factor": rf},
-                     lambda: self.client.create_topic(name, partitions, rf), settle)  # fmt: skip
+        return _Plan(
+            "create_topic",
+            f"topic:{name}",
+            {"partitions": partitions, "replication_factor": rf},
+            lambda: self.client.create_topic(name, partitions, rf),
+            settle,
+        )
 
     def _poison(self, topic: _Topic) -> Callable[[bool], None]:
         def settle(ok: bool) -> None:
@@ -171,18 +183,35 @@ class _Worker:
             else:
                 self.topics.pop(topic.name, None)
 
-        return _Plan("create_partitions", f"topic:{topic.name}", {"count": total},
-                     lambda: self.client.create_partitions(topic.name, total), settle)  # fmt: skip
+        return _Plan(
+            "create_partitions",
+            f"topic:{topic.name}",
+            {"count": total},
+            lambda: self.client.create_partitions(topic.name, total),
+            settle,
+        )
 
     def _alter_config(self) -> _Plan | None:
         topic = self.rng.choice(list(self.topics.values()))
         value = str(3_600_000 + self.seq)  # fresh: no two writes of one worker set the same value
-        return _Plan("alter_config", f"topic:{topic.name}", {"key": CONFIG_KEY, "value": value, "incremental": True},
-                     lambda: self.client.alter_config(topic.name, CONFIG_KEY, value), self._poison(topic))  # fmt: skip
+        return _Plan(
+            "alter_config",
+            f"topic:{topic.name}",
+            {"key": CONFIG_KEY, "value": value, "incremental": True},
+            lambda: self.client.alter_config(topic.name, CONFIG_KEY, value),
+            self._poison(topic),
+        )
 
     def _acl_args(self, resource: str) -> dict[str, Any]:
-        return {"resource_type": "TOPIC", "resource": resource, "pattern": "LITERAL", "principal": self.principal,
-                "host": "*", "operation": "READ", "permission": "ALLOW"}  # fmt: skip
+        return {
+            "resource_type": "TOPIC",
+            "resource": resource,
+            "pattern": "LITERAL",
+            "principal": self.principal,
+            "host": "*",
+            "operation": "READ",
+            "permission": "ALLOW",
+        }
 
     def _settle_acl(self, resource: str, present: bool) -> Callable[[bool], None]:
         def settle(ok: bool) -> None:
@@ -196,15 +225,23 @@ class _Worker:
     def _create_acl(self) -> _Plan | None:
         # Sometimes an entry that is there already: Kafka answers success and must not store it twice.
         resource = self._name("a") if len(self.acls) < ACL_RESOURCES else self.rng.choice(sorted(self.acls))
-        return _Plan("create_acl", f"acl:topic:{resource}", self._acl_args(resource),
-                     lambda: self.client.create_acl(resource, self.principal),
-                     self._settle_acl(resource, True))  # fmt: skip
+        return _Plan(
+            "create_acl",
+            f"acl:topic:{resource}",
+            self._acl_args(resource),
+            lambda: self.client.create_acl(resource, self.principal),
+            self._settle_acl(resource, True),
+        )
 
     def _delete_acl(self) -> _Plan | None:
         resource = self.rng.choice(sorted(r for r, present in self.acls.items() if present))
-        return _Plan("delete_acl", f"acl:topic:{resource}", self._acl_args(resource),
-                     lambda: self.client.delete_acl(resource, self.principal),
-                     self._settle_acl(resource, False))  # fmt: skip
+        return _Plan(
+            "delete_acl",
+            f"acl:topic:{resource}",
+            self._acl_args(resource),
+            lambda: self.client.delete_acl(resource, self.principal),
+            self._settle_acl(resource, False),
+        )
 
     def _alter_quota(self) -> _Plan | None:
         client_id = self._name("q") if len(self.quotas) < QUOTA_IDS else self.rng.choice(self.quotas)
@@ -216,8 +253,13 @@ class _Worker:
             elif not ok and client_id in self.quotas:
                 self.quotas.remove(client_id)
 
-        return _Plan("alter_quota", f"quota:client-id:{client_id}", {"key": QUOTA_KEY, "value": value},
-                     lambda: self.client.alter_quota(client_id, QUOTA_KEY, value), settle)  # fmt: skip
+        return _Plan(
+            "alter_quota",
+            f"quota:client-id:{client_id}",
+            {"key": QUOTA_KEY, "value": value},
+            lambda: self.client.alter_quota(client_id, QUOTA_KEY, value),
+            settle,
+        )
 
     def _reassign(self) -> _Plan | None:
         brokers = self._fresh_brokers()
@@ -232,7 +274,7 @@ class _Worker:
         origin = current.get(partition)
         if origin is not None and len(origin) != topic.rf:
             # a move still under way: Kafka's Metadata lists its adding replicas too, and a target of that size
-            # would raise the topic's RF, which the journal holds it to (found by a CI run: [3, 2, 1] at RF 2)
+            # would raise the topic's RF, which the journal holds it to (e.g. [3, 2, 1] at RF 2)
             return None
         target = self._target(origin, brokers) if origin else None
         if target is None:
@@ -245,8 +287,13 @@ class _Worker:
                 self.topics.pop(topic.name, None)
 
         topic.moved_at = time.monotonic()  # from the moment it is sent: a timed-out move may still be under way
-        return _Plan("reassign", f"topic:{topic.name}", {"partition": partition, "replicas": target, "from": origin},
-                     lambda: self.client.reassign(topic.name, partition, target), settle)  # fmt: skip
+        return _Plan(
+            "reassign",
+            f"topic:{topic.name}",
+            {"partition": partition, "replicas": target, "from": origin},
+            lambda: self.client.reassign(topic.name, partition, target),
+            settle,
+        )
 
     def _target(self, origin: list[int], brokers: list[int]) -> list[int] | None:
         """A replica list of the same size on registered brokers that differs from ``origin``: one replica swapped
@@ -305,8 +352,9 @@ def worker_main(spec: WorkerSpec, run: Event, stop: Event, idle: Event, ready: A
     client.close()
 
 
-def _loop(spec: WorkerSpec, worker: _Worker, run: Event, stop: Event, idle: Event, counts: Any, journal: Any,
-          flight: Any) -> None:  # fmt: skip
+def _loop(
+    spec: WorkerSpec, worker: _Worker, run: Event, stop: Event, idle: Event, counts: Any, journal: Any, flight: Any
+) -> None:
     next_at = time.monotonic() + spec.offset
     while not stop.is_set():
         if not run.is_set():
@@ -329,10 +377,19 @@ def _loop(spec: WorkerSpec, worker: _Worker, run: Event, stop: Event, idle: Even
         if plan is None:
             continue
         rec: OpRecord = {
-            "worker": spec.worker, "client": spec.client, "seq": worker.seq, "op": plan.op, "entity": plan.entity,
-            "args": plan.args, "started": time.time(), "ended": 0.0, "ok": False, "error": "WorkerKilled",
-            "retriable": False, "forwardable": plan.op != "metadata",
-        }  # fmt: skip
+            "worker": spec.worker,
+            "client": spec.client,
+            "seq": worker.seq,
+            "op": plan.op,
+            "entity": plan.entity,
+            "args": plan.args,
+            "started": time.time(),
+            "ended": 0.0,
+            "ok": False,
+            "error": "WorkerKilled",
+            "retriable": False,
+            "forwardable": plan.op != "metadata",
+        }
         _rewrite(flight, orjson.dumps(rec))  # what to journal should this process die mid-operation
         try:
             plan.call()

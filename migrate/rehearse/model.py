@@ -11,9 +11,16 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 #: Client operations the load runs. Every one but ``metadata`` is a write KIP-590 forwards.
 OPS = (
-    "create_topic", "delete_topic", "create_partitions", "alter_config", "create_acl", "delete_acl",
-    "alter_quota", "reassign", "metadata",
-)  # fmt: skip
+    "create_topic",
+    "delete_topic",
+    "create_partitions",
+    "alter_config",
+    "create_acl",
+    "delete_acl",
+    "alter_quota",
+    "reassign",
+    "metadata",
+)
 Verdict = Literal["pass", "fail"]
 Phase = Literal["pre-flight", "roll-1", "roll-2", "lockdown", "post-flight"]
 StepKind = Literal["check", "restart", "drill", "lockdown"]
@@ -119,34 +126,69 @@ class Rehearsal(TypedDict):
 
 #: Every check: id, title, why it matters (shown in the report beside the verdict).
 CHECKS: tuple[tuple[str, str, str], ...] = (
-    ("one-active-controller", "Exactly one active controller",
-     "/controller names one live broker and the nodes' ActiveControllerCount sums to 1."),
-    ("no-offline-partitions", "No offline partitions",
-     "Every partition's leader is a live broker in its ISR."),
-    ("acknowledged-writes", "Every acknowledged write is in ZooKeeper",
-     "Each client write answered without error is visible in the znodes; a write reported failed is absent or, "
-     "when its error allows it (KIP-4 timeouts), complete; nothing is duplicated."),
-    ("ids-unchanged", "Cluster id and topic ids unchanged",
-     "/cluster/id and every topic id recorded before the step are the same after it (Kafka's upgrade test)."),
-    ("controller-epoch-explained", "Controller epoch changes explained",
-     "Every increment of /controller_epoch follows a restart or a fault of the active controller."),
-    ("node-logs-clean", "Node logs clean",
-     "No STALE_CONTROLLER_EPOCH, protocol error or BK-UNEXPECTED line in any node log."),
-    ("client-errors", "Client errors under threshold, retriable only",
-     "Failed client operations per step stay under the threshold and every error is retriable."),
-    ("forwarding-share", "Forwarding share",
-     "Once every broker is past the forwarding gate, every forwardable write reaches ZooKeeper through the "
-     "active controller (forwarded or served by it), none written by a broker itself."),
-    ("no-broker-zk-writes", "No broker writes to ZooKeeper",
-     "After the bump, ZooKeeper's transaction log and the znodes' mzxids show metadata written only by the "
-     "active controller's session (a broker's own registration aside)."),
-    ("isr-rejoined", "Restarted node back in every ISR",
-     "Each restarted node returns to every ISR it belongs to within the timeout (Kafka's wait_until_rejoin)."),
-    ("min-isr-safe", "Restart kept min.insync.replicas",
-     "A node is restarted only when no partition would drop below min.insync.replicas (Strimzi's canRoll)."),
-    ("reassignments-finished", "Reassignments finished",
-     "No reassignment left in progress: /admin/reassign_partitions absent, no adding or removing replicas."),
-    ("brokers-registered", "Every broker registered",
-     "Every node of the inventory is registered in /brokers/ids with the expected IBP."),
-)  # fmt: skip
+    (
+        "one-active-controller",
+        "Exactly one active controller",
+        "/controller names one live broker and the nodes' ActiveControllerCount sums to 1.",
+    ),
+    ("no-offline-partitions", "No offline partitions", "Every partition's leader is a live broker in its ISR."),
+    (
+        "acknowledged-writes",
+        "Every acknowledged write is in ZooKeeper",
+        "Each client write answered without error is visible in the znodes; a write reported failed is absent or, "
+        "when its error allows it (KIP-4 timeouts), complete; nothing is duplicated.",
+    ),
+    (
+        "ids-unchanged",
+        "Cluster id and topic ids unchanged",
+        "/cluster/id and every topic id recorded before the step are the same after it (Kafka's upgrade test).",
+    ),
+    (
+        "controller-epoch-explained",
+        "Controller epoch changes explained",
+        "Every increment of /controller_epoch follows a restart or a fault of the active controller.",
+    ),
+    (
+        "node-logs-clean",
+        "Node logs clean",
+        "No STALE_CONTROLLER_EPOCH, protocol error or BK-UNEXPECTED line in any node log.",
+    ),
+    (
+        "client-errors",
+        "Client errors under threshold, retriable only",
+        "Failed client operations per step stay under the threshold and every error is retriable.",
+    ),
+    (
+        "forwarding-share",
+        "Forwarding share",
+        "Once every broker is past the forwarding gate, every forwardable write reaches ZooKeeper through the "
+        "active controller (forwarded or served by it), none written by a broker itself.",
+    ),
+    (
+        "no-broker-zk-writes",
+        "No broker writes to ZooKeeper",
+        "After the bump, ZooKeeper's transaction log and the znodes' mzxids show metadata written only by the "
+        "active controller's session (a broker's own registration aside).",
+    ),
+    (
+        "isr-rejoined",
+        "Restarted node back in every ISR",
+        "Each restarted node returns to every ISR it belongs to within the timeout (Kafka's wait_until_rejoin).",
+    ),
+    (
+        "min-isr-safe",
+        "Restart kept min.insync.replicas",
+        "A node is restarted only when no partition would drop below min.insync.replicas (Strimzi's canRoll).",
+    ),
+    (
+        "reassignments-finished",
+        "Reassignments finished",
+        "No reassignment left in progress: /admin/reassign_partitions absent, no adding or removing replicas.",
+    ),
+    (
+        "brokers-registered",
+        "Every broker registered",
+        "Every node of the inventory is registered in /brokers/ids with the expected IBP.",
+    ),
+)
 CHECK_IDS = tuple(c[0] for c in CHECKS)

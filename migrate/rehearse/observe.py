@@ -129,10 +129,14 @@ class Monitor:
                     mine[r] += gained
                     last[r] = value
             known = [s for s in self.latest.values()]
-            self.routes.append({
-                "t": now, **self._total,  # type: ignore[typeddict-item]
-                "nodes_forwarding": sum(1 for s in known if s.forwarding), "nodes": len(nodes),
-            })  # fmt: skip
+            self.routes.append(
+                {
+                    "t": now,
+                    **self._total,  # type: ignore[typeddict-item]
+                    "nodes_forwarding": sum(1 for s in known if s.forwarding),
+                    "nodes": len(nodes),
+                }
+            )
             if controller is not None and controller != self._controller:
                 who = "none" if controller < 0 else f"node {controller}"
                 self.events.append({"t": now, "kind": "controller", "label": f"controller: {who}"})

@@ -113,9 +113,10 @@ def read_state(session: ZkSession) -> Snapshot:
     snap.deleting = set(kids.get(paths.DELETE_TOPICS) or [])
     configured = sorted(kids.get("/config/topics") or [])
     data = session.read_data(
-        [paths.broker(i) for i in ids] + [paths.topic(t) for t in topics]
+        [paths.broker(i) for i in ids]
+        + [paths.topic(t) for t in topics]
         + [paths.entity_config("topics", t) for t in configured]
-    )  # fmt: skip
+    )
     for i in ids:
         found = data.get(paths.broker(i))
         if found is None:

@@ -24,12 +24,30 @@ if TYPE_CHECKING:
 #: Subtrees only the active controller may write once every broker is past the forwarding gate. A broker's
 #: own registration (/brokers/ids) and log-dir events are a broker's by Kafka's design.
 CONTROLLER_OWNED = (
-    "/brokers/topics", "/brokers/seqid", "/admin", "/config", "/kafka-acl", "/kafka-acl-changes",
-    "/kafka-acl-extended", "/kafka-acl-extended-changes", "/isr_change_notification", "/controller_epoch",
-    "/feature", "/latest_producer_id_block", "/cluster",
-)  # fmt: skip
-WRITES = {F.CREATE: "create", F.CREATE2: "create", F.CREATE_CONTAINER: "create", F.CREATE_TTL: "create",
-          F.DELETE: "delete", F.DELETE_CONTAINER: "delete", F.SET_DATA: "setData", F.SET_ACL: "setACL"}  # fmt: skip
+    "/brokers/topics",
+    "/brokers/seqid",
+    "/admin",
+    "/config",
+    "/kafka-acl",
+    "/kafka-acl-changes",
+    "/kafka-acl-extended",
+    "/kafka-acl-extended-changes",
+    "/isr_change_notification",
+    "/controller_epoch",
+    "/feature",
+    "/latest_producer_id_block",
+    "/cluster",
+)
+WRITES = {
+    F.CREATE: "create",
+    F.CREATE2: "create",
+    F.CREATE_CONTAINER: "create",
+    F.CREATE_TTL: "create",
+    F.DELETE: "delete",
+    F.DELETE_CONTAINER: "delete",
+    F.SET_DATA: "setData",
+    F.SET_ACL: "setACL",
+}
 MAX_LINES = 40
 
 
@@ -155,9 +173,13 @@ def check_writes(
     rehearsal's lockdown): counted apart, not held against the brokers."""
     ops = dict(operator or {})
     if audit.log_dir is None:
-        return Verdict(False, "no ZooKeeper transaction log to read: cannot tell who wrote", [
-            "give the ensemble's data directories (inventory \"zookeeper_data_dirs\") to check this",
-        ])  # fmt: skip
+        return Verdict(
+            False,
+            "no ZooKeeper transaction log to read: cannot tell who wrote",
+            [
+                'give the ensemble\'s data directories (inventory "zookeeper_data_dirs") to check this',
+            ],
+        )
     bad: list[str] = []
     count = acl_changes = 0
     by_zxid: dict[int, Write] = {}

@@ -67,10 +67,17 @@ def check_rows(rows: Iterable[Mapping[str, Any]], chroot: str | None = None) -> 
     if paths.REASSIGN_PARTITIONS in kafka:
         value = decoded.get(paths.REASSIGN_PARTITIONS)
         count = len(value.partitions) if value is not None else 0
-        findings.append(Finding("pending_reassignment", prefix + paths.REASSIGN_PARTITIONS,
-                                f"a legacy reassignment request of {count} partition(s) is pending", True))  # fmt: skip
+        findings.append(
+            Finding(
+                "pending_reassignment",
+                prefix + paths.REASSIGN_PARTITIONS,
+                f"a legacy reassignment request of {count} partition(s) is pending",
+                True,
+            )
+        )
     for path in sorted(kafka):
         if path.startswith(paths.DELETE_TOPICS + "/"):
-            findings.append(Finding("delete_marker", prefix + path,
-                                    f"topic {path.rsplit('/', 1)[1]} is marked for deletion", True))  # fmt: skip
+            findings.append(
+                Finding("delete_marker", prefix + path, f"topic {path.rsplit('/', 1)[1]} is marked for deletion", True)
+            )
     return findings

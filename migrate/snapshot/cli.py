@@ -22,8 +22,8 @@ _FORMAT_WORDS = ("text", "json")
 
 
 def _export_auth(args: argparse.Namespace) -> list[tuple[str, str]]:
-    """kazoo's auth for ``--zk-identity`` (or its file or environment form), or for the older ``--zk-digest
-    USER:PASSWORD`` that scripts may still pass; raises UsageError for both, or for a malformed one."""
+    """kazoo's auth for ``--zk-identity`` (or its file or environment form), or for ``--zk-digest USER:PASSWORD``
+    (the scheme-less form, accepted so scripts passing it work); raises UsageError for both, or for a malformed one."""
     if args.zk_digest is not None:
         if args.zk_identity is not None or args.zk_identity_file is not None:
             raise UsageError("--zk-digest is the old spelling of --zk-identity: give one of them")
@@ -66,8 +66,14 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise UsageError(f"--paths takes absolute znode paths, got {relative}")
     check_output(args.output, args.format)
     auth = _export_auth(args)
-    session = connect(args.zookeeper, name="snapshot-export", timeout=args.timeout, auth=auth, read_only=True,
-                      tls_config_file=args.zk_tls_config_file)  # fmt: skip
+    session = connect(
+        args.zookeeper,
+        name="snapshot-export",
+        timeout=args.timeout,
+        auth=auth,
+        read_only=True,
+        tls_config_file=args.zk_tls_config_file,
+    )
     console = Console(stderr=True)
     started = time.monotonic()
     redaction = Redaction()
@@ -96,8 +102,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     finally:
         session.close()
     elapsed = time.monotonic() - started
-    print(f"{out.count:,} znodes written to {args.output} in {elapsed:.1f} s "
-          f"({out.count / max(elapsed, 1e-6):,.0f} znodes/s)", file=sys.stderr)  # fmt: skip
+    print(
+        f"{out.count:,} znodes written to {args.output} in {elapsed:.1f} s "
+        f"({out.count / max(elapsed, 1e-6):,.0f} znodes/s)",
+        file=sys.stderr,
+    )
     if args.redact_credentials:
         print(f"credentials redacted: {redaction.describe()}", file=sys.stderr)
     return 0
@@ -143,8 +152,11 @@ def cmd_parse(args: argparse.Namespace) -> int:
             upto = args.zxid if replaying else files.zxid_of(snaps[-1])
             if damaged:
                 until = "" if upto is None else f" up to zxid 0x{upto:x}"
-                print(f"warning: {replay.describe(damaged)}; using {info.name} and replaying the transaction "
-                      f"logs after it{until}", file=sys.stderr)  # fmt: skip
+                print(
+                    f"warning: {replay.describe(damaged)}; using {info.name} and replaying the transaction "
+                    f"logs after it{until}",
+                    file=sys.stderr,
+                )
             replay.apply_logs(tree, info, logs, upto, reach=not replaying)
             with RowWriter(args.output, args.format) as out:
                 out.write_all(tree.rows())
@@ -185,9 +197,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     findings = check_rows(rows, args.chroot)
     blocking = [f for f in findings if f.blocking]
     if args.format == "json":
-        doc = {"znodes": len(rows), "blocking": len(blocking),
-               "findings": [{"kind": f.kind, "path": f.path, "detail": f.detail, "blocking": f.blocking}
-                            for f in findings]}  # fmt: skip
+        doc = {
+            "znodes": len(rows),
+            "blocking": len(blocking),
+            "findings": [
+                {"kind": f.kind, "path": f.path, "detail": f.detail, "blocking": f.blocking} for f in findings
+            ],
+        }
         report = orjson.dumps(doc).decode() + "\n"
         if args.output is None:
             sys.stdout.write(report)

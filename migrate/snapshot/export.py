@@ -13,11 +13,24 @@ from migrate.snapshot.files import Node
 
 #: Kafka's subtrees (ZkData's persistent paths and roots) -- the default of ``snapshot export``.
 KAFKA_ROOTS = (
-    "/admin", "/brokers", "/cluster", "/config", "/controller", "/controller_epoch", "/isr_change_notification",
-    "/latest_producer_id_block", "/log_dir_event_notification", "/delegation_token", "/kafka-acl",
-    "/kafka-acl-changes", "/kafka-acl-extended", "/kafka-acl-extended-changes", "/feature", "/migration",
+    "/admin",
+    "/brokers",
+    "/cluster",
+    "/config",
+    "/controller",
+    "/controller_epoch",
+    "/isr_change_notification",
+    "/latest_producer_id_block",
+    "/log_dir_event_notification",
+    "/delegation_token",
+    "/kafka-acl",
+    "/kafka-acl-changes",
+    "/kafka-acl-extended",
+    "/kafka-acl-extended-changes",
+    "/feature",
+    "/migration",
     "/consumers",
-)  # fmt: skip
+)
 LEVEL_BATCH = 20_000
 
 
@@ -39,9 +52,21 @@ def walk(session: ZkSession, roots: Sequence[str], progress: Callable[[int], Non
                 value, stat = found
                 # back to the tree's own counts (rows show the client's view, see Node.client_stat)
                 stored_cversion = (stat.cversion + stat.numChildren) // 2
-                yield Node(path, value, list(acl), stat.czxid, stat.mzxid, stat.ctime, stat.mtime,
-                           stat.version, stored_cversion, stat.aversion, stat.ephemeralOwner, stat.pzxid,
-                           stat.numChildren)  # fmt: skip
+                yield Node(
+                    path,
+                    value,
+                    list(acl),
+                    stat.czxid,
+                    stat.mzxid,
+                    stat.ctime,
+                    stat.mtime,
+                    stat.version,
+                    stored_cversion,
+                    stat.aversion,
+                    stat.ephemeralOwner,
+                    stat.pzxid,
+                    stat.numChildren,
+                )
                 base = "" if path == "/" else path
                 next_level.extend(f"{base}/{c}" for c in children)
             seen += len(chunk)

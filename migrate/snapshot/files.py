@@ -299,8 +299,11 @@ def _decode_txn(data: bytes, name: str, offset: int) -> Txn:
     return Txn(zxid, session, time_ms, kind, body, offset)
 
 
-CREATE, DELETE, SET_DATA, SET_ACL, CHECK, MULTI, CREATE2, CREATE_CONTAINER, DELETE_CONTAINER, CREATE_TTL = (
-    1, 2, 5, 7, 13, 14, 15, 19, 20, 21,
+#: ZooKeeper's ``ZooDefs.OpCode`` values of the transactions a log holds, each number under its name.
+(
+    CREATE, DELETE, SET_DATA, SET_ACL, CHECK, MULTI, CREATE2, CREATE_CONTAINER, DELETE_CONTAINER, CREATE_TTL,
+) = (
+    1,      2,      5,        7,       13,    14,    15,      19,               20,               21,
 )  # fmt: skip
 CREATE_SESSION, CLOSE_SESSION, ERROR, RECONFIG = -10, -11, -1, 16
 

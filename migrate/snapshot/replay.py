@@ -191,8 +191,11 @@ def apply_logs(
     last = _replay(tree, list(logs), info.zxid, upto)
     if reach and upto is not None and tree.last_zxid != upto:
         name, offset = last or (info.name, 0)
-        raise FormatError(name, offset, f"the logs hold nothing after zxid 0x{tree.last_zxid:x} up to "
-                          f"0x{upto:x}: transactions are missing")  # fmt: skip
+        raise FormatError(
+            name,
+            offset,
+            f"the logs hold nothing after zxid 0x{tree.last_zxid:x} up to 0x{upto:x}: transactions are missing",
+        )
 
 
 def _replay(tree: Tree, logs: Sequence[Path], snap_zxid: int, upto: int | None) -> tuple[str, int] | None:
@@ -203,8 +206,12 @@ def _replay(tree: Tree, logs: Sequence[Path], snap_zxid: int, upto: int | None) 
     start = usable[-1] if usable else None
     chosen = [log for log in logs if start is None or F.zxid_of(log) >= F.zxid_of(start)]
     if chosen and F.zxid_of(chosen[0]) > snap_zxid + 1:
-        raise FormatError(chosen[0].name, 0, f"the logs start at zxid 0x{F.zxid_of(chosen[0]):x}, after the "
-                          f"snapshot's 0x{snap_zxid:x} + 1: transactions are missing")  # fmt: skip
+        raise FormatError(
+            chosen[0].name,
+            0,
+            f"the logs start at zxid 0x{F.zxid_of(chosen[0]):x}, after the "
+            f"snapshot's 0x{snap_zxid:x} + 1: transactions are missing",
+        )
     for log in chosen:
         for txn in F.read_log(log):
             if txn.zxid <= previous:
@@ -213,8 +220,11 @@ def _replay(tree: Tree, logs: Sequence[Path], snap_zxid: int, upto: int | None) 
                 return last
             same_epoch = txn.zxid >> 32 == previous >> 32
             if same_epoch and txn.zxid != previous + 1:
-                raise FormatError(log.name, txn.offset, f"zxid 0x{txn.zxid:x} follows 0x{previous:x}: "
-                                  "transactions are missing between them")  # fmt: skip
+                raise FormatError(
+                    log.name,
+                    txn.offset,
+                    f"zxid 0x{txn.zxid:x} follows 0x{previous:x}: transactions are missing between them",
+                )
             tree.apply(txn)
             previous = txn.zxid
             last = (log.name, txn.offset)

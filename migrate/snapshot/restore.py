@@ -107,8 +107,12 @@ def _columns(path: Path, with_acl: bool) -> tuple[list[Any], list[Any], list[Any
         except (OSError, pa.ArrowException) as exc:
             raise RestoreInputError(f"{path}: not readable as snapshot rows ({exc})") from None
         acl = table.column("acl").to_pylist() if with_acl else None
-        return (table.column("path").to_pylist(), table.column("data").to_pylist(),
-                table.column("ephemeral_owner").to_pylist(), acl)  # fmt: skip
+        return (
+            table.column("path").to_pylist(),
+            table.column("data").to_pylist(),
+            table.column("ephemeral_owner").to_pylist(),
+            acl,
+        )
     paths_: list[Any] = []
     datas: list[Any] = []
     owners: list[Any] = []
@@ -202,8 +206,15 @@ def _plan(files: Sequence[Path], source_chroot: str | None, acls: str, keep_cred
     kept: dict[str, bytes | None] = {}
     recorded: dict[str, Any] = {}
     try:
-        _keep(out, prefix, zip(all_paths, all_data, all_owners, all_acls if with_acl else all_owners, strict=True),
-              kept, recorded, with_acl, keep_credentials)  # fmt: skip
+        _keep(
+            out,
+            prefix,
+            zip(all_paths, all_data, all_owners, all_acls if with_acl else all_owners, strict=True),
+            kept,
+            recorded,
+            with_acl,
+            keep_credentials,
+        )
     except (TypeError, _Relative):  # a null path, or one not absolute
         refuse_relative()
     if len(kept) + sum(out.skipped.values()) != len(all_paths):  # a path kept twice counts once
@@ -245,8 +256,9 @@ def _keep(
     for path, data, owner, acl in rows:
         if cut:
             if not path.startswith(inside):
-                skipped["the chroot's root (exists already)" if path == prefix
-                        else f"outside the source chroot {prefix}"] += 1  # fmt: skip
+                skipped[
+                    "the chroot's root (exists already)" if path == prefix else f"outside the source chroot {prefix}"
+                ] += 1
                 continue
             rel = path[cut:]
         elif path == "/":

@@ -23,8 +23,22 @@ import orjson
 
 from migrate.snapshot.files import Node
 
-FIELDS = ("path", "data", "czxid", "mzxid", "pzxid", "ctime", "mtime", "version", "cversion", "aversion",
-          "ephemeral_owner", "data_length", "num_children", "acl")  # fmt: skip
+FIELDS = (
+    "path",
+    "data",
+    "czxid",
+    "mzxid",
+    "pzxid",
+    "ctime",
+    "mtime",
+    "version",
+    "cversion",
+    "aversion",
+    "ephemeral_owner",
+    "data_length",
+    "num_children",
+    "acl",
+)
 
 
 FORMATS = ("parquet", "jsonl")
@@ -87,12 +101,21 @@ def row(node: Node) -> dict[str, Any]:
     """A znode as a client sees it (cversion and ephemeralOwner as in its Stat)."""
     cversion, owner = node.client_stat()
     return {
-        "path": node.path, "data": node.data, "czxid": node.czxid, "mzxid": node.mzxid, "pzxid": node.pzxid,
-        "ctime": node.ctime, "mtime": node.mtime, "version": node.version, "cversion": cversion,
-        "aversion": node.aversion, "ephemeral_owner": owner, "data_length": node.data_length,
+        "path": node.path,
+        "data": node.data,
+        "czxid": node.czxid,
+        "mzxid": node.mzxid,
+        "pzxid": node.pzxid,
+        "ctime": node.ctime,
+        "mtime": node.mtime,
+        "version": node.version,
+        "cversion": cversion,
+        "aversion": node.aversion,
+        "ephemeral_owner": owner,
+        "data_length": node.data_length,
         "num_children": node.num_children,
         "acl": [{"perms": p, "scheme": s, "id": i} for p, s, i in node.acl],
-    }  # fmt: skip
+    }
 
 
 def _schema() -> Any:
@@ -100,11 +123,23 @@ def _schema() -> Any:
 
     acl = pa.struct([("perms", pa.int32()), ("scheme", pa.string()), ("id", pa.string())])
     return pa.schema(
-        [("path", pa.string()), ("data", pa.binary()), ("czxid", pa.int64()), ("mzxid", pa.int64()),
-         ("pzxid", pa.int64()), ("ctime", pa.int64()), ("mtime", pa.int64()), ("version", pa.int32()),
-         ("cversion", pa.int32()), ("aversion", pa.int32()), ("ephemeral_owner", pa.int64()),
-         ("data_length", pa.int32()), ("num_children", pa.int32()), ("acl", pa.list_(acl))]
-    )  # fmt: skip
+        [
+            ("path", pa.string()),
+            ("data", pa.binary()),
+            ("czxid", pa.int64()),
+            ("mzxid", pa.int64()),
+            ("pzxid", pa.int64()),
+            ("ctime", pa.int64()),
+            ("mtime", pa.int64()),
+            ("version", pa.int32()),
+            ("cversion", pa.int32()),
+            ("aversion", pa.int32()),
+            ("ephemeral_owner", pa.int64()),
+            ("data_length", pa.int32()),
+            ("num_children", pa.int32()),
+            ("acl", pa.list_(acl)),
+        ]
+    )
 
 
 class RowWriter:

@@ -30,12 +30,20 @@ def cmd_synth(args: argparse.Namespace) -> int:
     specs = []
     for i, name in enumerate(names):  # every spec checked before any file is written
         try:
-            specs.append(ClusterSpec(
-                name=name, brokers=args.brokers, racks=args.racks, topics=args.topics,
-                min_partitions=args.partitions[0], max_partitions=args.partitions[1],
-                replication_factor=args.replication_factor, skew=args.skew, defects=frozenset(defects),
-                seed=args.seed + i,
-            ))  # fmt: skip
+            specs.append(
+                ClusterSpec(
+                    name=name,
+                    brokers=args.brokers,
+                    racks=args.racks,
+                    topics=args.topics,
+                    min_partitions=args.partitions[0],
+                    max_partitions=args.partitions[1],
+                    replication_factor=args.replication_factor,
+                    skew=args.skew,
+                    defects=frozenset(defects),
+                    seed=args.seed + i,
+                )
+            )
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     out = Path(args.output)
@@ -63,18 +71,32 @@ def configure_synth(synth: argparse.ArgumentParser) -> None:
     synth.add_argument(
         "-o", "--output", required=True, help="file (.parquet, .jsonl: one cluster) or directory (--clusters > 1)"
     )
-    synth.add_argument("--format", choices=("parquet", "jsonl"), default=None,
-                       help="default: from the file name (.jsonl for JSON lines), else parquet")  # fmt: skip
+    synth.add_argument(
+        "--format",
+        choices=("parquet", "jsonl"),
+        default=None,
+        help="default: from the file name (.jsonl for JSON lines), else parquet",
+    )
     synth.add_argument("--name", default="cluster", help="cluster name (the prefix with --clusters)")
     synth.add_argument("--clusters", type=int, default=1, help="how many clusters (seeds SEED, SEED+1, …)")
     synth.add_argument("--brokers", type=int, default=6)
     synth.add_argument("--racks", type=int, default=3, help="0 = no broker.rack")
     synth.add_argument("--topics", type=int, default=20)
-    synth.add_argument("--partitions", type=_partitions, default=(1, 12), metavar="N|MIN-MAX",
-                       help="partitions per topic, drawn uniformly")  # fmt: skip
+    synth.add_argument(
+        "--partitions",
+        type=_partitions,
+        default=(1, 12),
+        metavar="N|MIN-MAX",
+        help="partitions per topic, drawn uniformly",
+    )
     synth.add_argument("--replication-factor", type=int, default=3)
     synth.add_argument("--skew", type=float, default=0.0, help="share of replicas piled on a third of the brokers")
-    synth.add_argument("--defect", action="append", default=[], choices=(*DEFECTS, "all"),
-                       help="seed a readiness finding (repeatable; 'all' for every one)")  # fmt: skip
+    synth.add_argument(
+        "--defect",
+        action="append",
+        default=[],
+        choices=(*DEFECTS, "all"),
+        help="seed a readiness finding (repeatable; 'all' for every one)",
+    )
     synth.add_argument("--seed", type=int, default=0)
     synth.set_defaults(func=cmd_synth)

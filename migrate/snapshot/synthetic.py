@@ -146,10 +146,25 @@ def iter_znodes(spec: ClusterSpec) -> Iterator[tuple[str, bytes | None, bool]]:
     :func:`cluster_nodes` make two passes instead of holding a million-partition tree in memory."""
     rng = random.Random(f"{spec.seed}:{spec.name}")
 
-    for parent in ("/brokers", "/brokers/ids", "/brokers/topics", "/brokers/seqid", "/config", "/config/topics",
-                   "/config/clients", "/config/users", "/config/brokers", "/config/changes", "/admin",
-                   "/admin/delete_topics", "/isr_change_notification", "/cluster", "/kafka-acl",
-                   "/kafka-acl/Topic", "/kafka-acl-changes"):  # fmt: skip
+    for parent in (
+        "/brokers",
+        "/brokers/ids",
+        "/brokers/topics",
+        "/brokers/seqid",
+        "/config",
+        "/config/topics",
+        "/config/clients",
+        "/config/users",
+        "/config/brokers",
+        "/config/changes",
+        "/admin",
+        "/admin/delete_topics",
+        "/isr_change_notification",
+        "/cluster",
+        "/kafka-acl",
+        "/kafka-acl/Topic",
+        "/kafka-acl-changes",
+    ):
         yield _z(parent)
     cluster_id = topic_id(rng)
     yield _z("/cluster/id", f'{{"version":"1","id":"{cluster_id}"}}'.encode())
@@ -203,8 +218,16 @@ def iter_znodes(spec: ClusterSpec) -> Iterator[tuple[str, bytes | None, bool]]:
             pending_legacy.append((TopicPartition(name, 0), tuple(reversed(replicas[0]))))
         if t == 11 and "not_rack_aware" in defects and len(replicas[0]) > 1:
             first, second = replicas[0][0], replicas[0][1]
-            twin = next((b for b in registered if b not in replicas[0] and rack_of(spec, b) is not None
-                         and rack_of(spec, b) == rack_of(spec, first)), None)  # fmt: skip
+            twin = next(
+                (
+                    b
+                    for b in registered
+                    if b not in replicas[0]
+                    and rack_of(spec, b) is not None
+                    and rack_of(spec, b) == rack_of(spec, first)
+                ),
+                None,
+            )
             if twin is not None:
                 replicas[0] = tuple(twin if r == second else r for r in replicas[0])
                 isrs[0], leaders[0] = replicas[0], replicas[0][0]
@@ -262,9 +285,21 @@ def cluster_nodes(spec: ClusterSpec) -> Iterator[Node]:
 
     def emit(zxid: int, znode: tuple[str, bytes | None, bool], n: int, pzxid: int) -> Node:
         path, data, ephemeral = znode
-        return Node(path=path, data=data, acl=acl, czxid=zxid, mzxid=zxid, ctime=BASE_TIME_MS + zxid - first,
-                    mtime=BASE_TIME_MS + zxid - first, version=0, cversion=n, aversion=0,
-                    ephemeral_owner=SESSION if ephemeral else 0, pzxid=pzxid, num_children=n)  # fmt: skip
+        return Node(
+            path=path,
+            data=data,
+            acl=acl,
+            czxid=zxid,
+            mzxid=zxid,
+            ctime=BASE_TIME_MS + zxid - first,
+            mtime=BASE_TIME_MS + zxid - first,
+            version=0,
+            cversion=n,
+            aversion=0,
+            ephemeral_owner=SESSION if ephemeral else 0,
+            pzxid=pzxid,
+            num_children=n,
+        )
 
     for zxid, znode in enumerate(iter_znodes(spec), start=first):
         if pending is not None:

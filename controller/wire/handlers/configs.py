@@ -146,9 +146,15 @@ class ConfigApis:
             except ZnodeFormatError as exc:
                 configs, error = (), _unreadable(exc)
             results.append(
-                build(result_cls, error_code=code(error[0]), error_message=error[1], resource_type=rtype,
-                      resource_name=rname, configs=configs)
-            )  # fmt: skip
+                build(
+                    result_cls,
+                    error_code=code(error[0]),
+                    error_message=error[1],
+                    resource_type=rtype,
+                    resource_name=rname,
+                    configs=configs,
+                )
+            )
         return build(req.schema.DescribeConfigsResponse, throttle_time=ZERO, results=tuple(results))
 
     def _entry(self, req: Request, e: Entry, include_synonyms: bool) -> Any:
@@ -267,9 +273,14 @@ class ConfigApis:
                     failure = store_failure(exc, f"the configs of {_resource_text(rid[0], rid[1])}")
                     outcome = (failure.error, failure.message)
             out.append(
-                build(entity(req, "AlterConfigsResourceResponse"), error_code=code(outcome[0]),
-                      error_message=outcome[1], resource_type=rid[0], resource_name=rid[1])
-            )  # fmt: skip
+                build(
+                    entity(req, "AlterConfigsResourceResponse"),
+                    error_code=code(outcome[0]),
+                    error_message=outcome[1],
+                    resource_type=rid[0],
+                    resource_name=rid[1],
+                )
+            )
         schema_name = "IncrementalAlterConfigsResponse" if incremental else "AlterConfigsResponse"
         return build(getattr(req.schema, schema_name), throttle_time=ZERO, responses=tuple(out))
 

@@ -53,9 +53,9 @@ class InterBrokerApis(HandlerBase):
                 )
         controller = self._active_controller()
         outcome, top, _message = await controller_call(
-            controller, lambda c: c.alter_partition_by_id(body.broker_id, body.broker_epoch, updates,
-                                                          version=req.api_version)
-        )  # fmt: skip
+            controller,
+            lambda c: c.alter_partition_by_id(body.broker_id, body.broker_epoch, updates, version=req.api_version),
+        )
         if outcome is not None:
             top, results = outcome
         else:

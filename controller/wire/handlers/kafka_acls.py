@@ -149,19 +149,28 @@ class AclApis:
         body = req.body
         response_cls = req.schema.DescribeAclsResponse
         if not self.authorizer_configured:
-            return build(response_cls, throttle_time=ZERO, error_code=_code(E.SECURITY_DISABLED),
-                         error_message=NO_AUTHORIZER, resources=())  # fmt: skip
+            return build(
+                response_cls,
+                throttle_time=ZERO,
+                error_code=_code(E.SECURITY_DISABLED),
+                error_message=NO_AUTHORIZER,
+                resources=(),
+            )
         f = parse_filter(body)
         if f is None:
-            return build(response_cls, throttle_time=ZERO, error_code=_code(E.INVALID_REQUEST),
-                         error_message="DescribeAclsRequest contains UNKNOWN elements", resources=())  # fmt: skip
+            return build(
+                response_cls,
+                throttle_time=ZERO,
+                error_code=_code(E.INVALID_REQUEST),
+                error_message="DescribeAclsRequest contains UNKNOWN elements",
+                resources=(),
+            )
         try:
             acls = await asyncio.to_thread(acl_store.list_acls, self.session)
         except Exception as exc:
             log.warning("DescribeAcls: cannot read ACLs: %r", exc)
             error, message = _read_failure(exc)
-            return build(response_cls, throttle_time=ZERO, error_code=_code(error), error_message=message,
-                         resources=())  # fmt: skip
+            return build(response_cls, throttle_time=ZERO, error_code=_code(error), error_message=message, resources=())
         resource_cls, acl_cls = entity(req, "DescribeAclsResource"), entity(req, "AclDescription")
         resources = tuple(
             build(
@@ -182,8 +191,9 @@ class AclApis:
             )
             for pattern, entries in sorted(acl_store.filter_acls(acls, f).items(), key=lambda kv: _sort_key(kv[0]))
         )
-        return build(response_cls, throttle_time=ZERO, error_code=ErrorCode.none, error_message=None,
-                     resources=resources)  # fmt: skip
+        return build(
+            response_cls, throttle_time=ZERO, error_code=ErrorCode.none, error_message=None, resources=resources
+        )
 
     async def create_acls(self, req: Request, _conn: Connection) -> Any:
         if not self.authorizer_configured:
@@ -208,8 +218,12 @@ class AclApis:
         result_cls, acl_cls = entity(req, "DeleteAclsFilterResult"), entity(req, "DeleteAclsMatchingAcl")
         response_cls = req.schema.DeleteAclsResponse
         if any(f is None for f in filters):  # Kafka refuses the whole request
-            bad = build(result_cls, error_code=_code(E.INVALID_REQUEST),
-                        error_message="Filters contain UNKNOWN elements", matching_acls=())  # fmt: skip
+            bad = build(
+                result_cls,
+                error_code=_code(E.INVALID_REQUEST),
+                error_message="Filters contain UNKNOWN elements",
+                matching_acls=(),
+            )
             return build(response_cls, throttle_time=ZERO, filter_results=tuple(bad for _ in filters))
         good = [f for f in filters if f is not None]
         try:
@@ -242,7 +256,8 @@ class AclApis:
             )
             # Kafka reports a failed deletion on the binding only; the filter carries it too, because some
             # clients (kafka-python 3) drop binding errors and would take a failed delete for a done one.
-            error, message = filter_error or next(((d.error, d.message) for d in bindings if d.error is not E.NONE),
-                                                  (E.NONE, None))  # fmt: skip
+            error, message = filter_error or next(
+                ((d.error, d.message) for d in bindings if d.error is not E.NONE), (E.NONE, None)
+            )
             out.append(build(result_cls, error_code=_code(error), error_message=message, matching_acls=matching))
         return build(response_cls, throttle_time=ZERO, filter_results=tuple(out))

@@ -75,8 +75,10 @@ class MetadataApis(HandlerBase):
         # request that asks for the same body while it is being made.
         if not self.cache_metadata:
             return await asyncio.to_thread(self._all_topics_body, req, conn, snapshot)
-        flags = (getattr(body, "include_topic_authorized_operations", False),
-                 getattr(body, "include_cluster_authorized_operations", False))  # fmt: skip
+        flags = (
+            getattr(body, "include_topic_authorized_operations", False),
+            getattr(body, "include_cluster_authorized_operations", False),
+        )
         key: tuple[Any, ...] = (id(snapshot), getattr(snapshot, "version", None), req.api_version, conn.listener, flags)
         if self.node.authz.enabled:  # what a client may see depends on who and where it is
             key += (str(conn.principal), conn.peer_host, self.node.authz.version())
@@ -112,12 +114,26 @@ class MetadataApis(HandlerBase):
         response has no null name before v12), as MetadataRequest.getErrorResponse builds it."""
         topic_cls = entity(req, "MetadataResponseTopic")
         topics = tuple(
-            build(topic_cls, error_code=code(E.INVALID_REQUEST), name=t.name or "", topic_id=t.topic_id,
-                  is_internal=False, partitions=(), topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED)
+            build(
+                topic_cls,
+                error_code=code(E.INVALID_REQUEST),
+                name=t.name or "",
+                topic_id=t.topic_id,
+                is_internal=False,
+                partitions=(),
+                topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
+            )
             for t in requested
-        )  # fmt: skip
-        return build(req.schema.MetadataResponse, throttle_time=ZERO, brokers=(), cluster_id=None, controller_id=-1,
-                     topics=topics, cluster_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED)  # fmt: skip
+        )
+        return build(
+            req.schema.MetadataResponse,
+            throttle_time=ZERO,
+            brokers=(),
+            cluster_id=None,
+            controller_id=-1,
+            topics=topics,
+            cluster_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
+        )
 
     def _metadata_response(self, req: Request, conn: Connection, snapshot: Any, requested: Any) -> Any:
         if requested is None:
@@ -144,10 +160,16 @@ class MetadataApis(HandlerBase):
                 if requested is None:
                     continue  # all topics: the ones the client may not describe are left out
                 topics.append(
-                    build(topic_cls, error_code=code(E.TOPIC_AUTHORIZATION_FAILED), name=name,
-                          topic_id=topic_id or NULL_UUID, is_internal=False, partitions=(),
-                          topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED)
-                )  # fmt: skip
+                    build(
+                        topic_cls,
+                        error_code=code(E.TOPIC_AUTHORIZATION_FAILED),
+                        name=name,
+                        topic_id=topic_id or NULL_UUID,
+                        is_internal=False,
+                        partitions=(),
+                        topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
+                    )
+                )
                 continue
             if topic is None:
                 error = E.UNKNOWN_TOPIC_OR_PARTITION
@@ -156,9 +178,16 @@ class MetadataApis(HandlerBase):
                 elif name is None:
                     error = E.UNKNOWN_TOPIC_ID
                 topics.append(
-                    build(topic_cls, error_code=code(error), name=name, topic_id=topic_id or NULL_UUID,
-                          is_internal=False, partitions=(), topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED)
-                )  # fmt: skip
+                    build(
+                        topic_cls,
+                        error_code=code(error),
+                        name=name,
+                        topic_id=topic_id or NULL_UUID,
+                        is_internal=False,
+                        partitions=(),
+                        topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
+                    )
+                )
                 continue
             partitions = []
             for p, part in sorted(topic.partitions.items()):

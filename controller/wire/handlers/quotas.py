@@ -97,8 +97,13 @@ class QuotaApis:
         try:
             found = await asyncio.to_thread(self._describe, components, bool(body.strict))
         except ApiFailure as exc:
-            return build(req.schema.DescribeClientQuotasResponse, throttle_time=ZERO, error_code=code(exc.error),
-                         error_message=exc.message, entries=None)  # fmt: skip
+            return build(
+                req.schema.DescribeClientQuotasResponse,
+                throttle_time=ZERO,
+                error_code=code(exc.error),
+                error_message=exc.message,
+                entries=None,
+            )
         entity_cls, value_cls, entry_cls = (entity(req, n) for n in ("EntityData", "ValueData", "EntryData"))
         entries = tuple(
             build(
@@ -108,8 +113,13 @@ class QuotaApis:
             )
             for ent, values in found
         )
-        return build(req.schema.DescribeClientQuotasResponse, throttle_time=ZERO, error_code=code(E.NONE),
-                     error_message=None, entries=entries)  # fmt: skip
+        return build(
+            req.schema.DescribeClientQuotasResponse,
+            throttle_time=ZERO,
+            error_code=code(E.NONE),
+            error_message=None,
+            entries=entries,
+        )
 
     def _describe(
         self, components: Sequence[tuple[str, int, str | None]], strict: bool
@@ -258,9 +268,13 @@ class QuotaApis:
                 failure = store_failure(exc, f"the quotas of {components}")
                 error, message = failure.error, failure.message
             out.append(
-                build(entry_cls, error_code=code(error), error_message=message,
-                      entity=tuple(build(entity_cls, entity_type=t, entity_name=n) for t, n in components))
-            )  # fmt: skip
+                build(
+                    entry_cls,
+                    error_code=code(error),
+                    error_message=message,
+                    entity=tuple(build(entity_cls, entity_type=t, entity_name=n) for t, n in components),
+                )
+            )
         return build(req.schema.AlterClientQuotasResponse, throttle_time=ZERO, entries=tuple(out))
 
     @staticmethod

@@ -83,9 +83,14 @@ class ReassignmentApis(HandlerBase):
         by_topic: dict[str, list[Any]] = {}
         for tp, a in sorted((moving or {}).items()):
             by_topic.setdefault(tp.topic, []).append(
-                build(part_cls, partition_index=tp.partition, replicas=tuple(a.replicas),
-                      adding_replicas=tuple(a.adding), removing_replicas=tuple(a.removing))
-            )  # fmt: skip
+                build(
+                    part_cls,
+                    partition_index=tp.partition,
+                    replicas=tuple(a.replicas),
+                    adding_replicas=tuple(a.adding),
+                    removing_replicas=tuple(a.removing),
+                )
+            )
         topics = tuple(build(topic_cls, name=n, partitions=tuple(ps)) for n, ps in by_topic.items())
         return build(
             req.schema.ListPartitionReassignmentsResponse,

@@ -53,16 +53,20 @@ class SaslApis:
         mechanisms = tuple(sasl.mechanisms) if sasl else ()
         if sasl is None or conn.authenticated or conn.sasl_mechanism is not None:
             # KafkaApis answers a handshake on a non-SASL or already authenticated connection like this.
-            return build(req.schema.SaslHandshakeResponse, error_code=ErrorCode(E.ILLEGAL_SASL_STATE.code),
-                         mechanisms=mechanisms)  # fmt: skip
+            return build(
+                req.schema.SaslHandshakeResponse, error_code=ErrorCode(E.ILLEGAL_SASL_STATE.code), mechanisms=mechanisms
+            )
         mechanism = req.body.mechanism
         if mechanism not in mechanisms:
             conn.close_after_reply = True
             conn.close_delay = self.failure_close_delay_s
             if self.on_failure is not None:
                 self.on_failure(conn)  # Kafka counts an unsupported mechanism as a failed authentication
-            return build(req.schema.SaslHandshakeResponse, error_code=ErrorCode(E.UNSUPPORTED_SASL_MECHANISM.code),
-                         mechanisms=mechanisms)  # fmt: skip
+            return build(
+                req.schema.SaslHandshakeResponse,
+                error_code=ErrorCode(E.UNSUPPORTED_SASL_MECHANISM.code),
+                mechanisms=mechanisms,
+            )
         conn.sasl_mechanism = mechanism
         if req.api_version == 0:
             conn.sasl_raw = self.raw_token
@@ -117,17 +121,27 @@ class SaslApis:
             )
             if not conn.authenticated:
                 conn.close_after_reply = True
-            return build(response_cls, error_code=ErrorCode(E.ILLEGAL_SASL_STATE.code), error_message=message,
-                         auth_bytes=b"", session_lifetime=ZERO)  # fmt: skip
+            return build(
+                response_cls,
+                error_code=ErrorCode(E.ILLEGAL_SASL_STATE.code),
+                error_message=message,
+                auth_bytes=b"",
+                session_lifetime=ZERO,
+            )
         try:
             username, reply = await self._evaluate(conn, bytes(req.body.auth_bytes))
         except SaslAuthenticationError as exc:
             conn.close_after_reply = True
             conn.close_delay = self.failure_close_delay_s
-            return build(response_cls, error_code=ErrorCode(E.SASL_AUTHENTICATION_FAILED.code),
-                         error_message=exc.client_message(conn.sasl_mechanism or ""), auth_bytes=b"",
-                         session_lifetime=ZERO)  # fmt: skip
+            return build(
+                response_cls,
+                error_code=ErrorCode(E.SASL_AUTHENTICATION_FAILED.code),
+                error_message=exc.client_message(conn.sasl_mechanism or ""),
+                auth_bytes=b"",
+                session_lifetime=ZERO,
+            )
         if username is not None:
             self._authenticated(conn, username)
-        return build(response_cls, error_code=ErrorCode.none, error_message=None, auth_bytes=reply,
-                     session_lifetime=ZERO)  # fmt: skip
+        return build(
+            response_cls, error_code=ErrorCode.none, error_message=None, auth_bytes=reply, session_lifetime=ZERO
+        )

@@ -101,10 +101,15 @@ class ScramApis:
             return build(response_cls, throttle_time=ZERO, error_code=denied, error_message=None, results=results)
         error, message, found = await asyncio.to_thread(self._describe, users)
         results = tuple(
-            build(result_cls, user=user, error_code=code(err), error_message=msg,
-                  credential_infos=tuple(build(info_cls, mechanism=m, iterations=i) for m, i in infos))
+            build(
+                result_cls,
+                user=user,
+                error_code=code(err),
+                error_message=msg,
+                credential_infos=tuple(build(info_cls, mechanism=m, iterations=i) for m, i in infos),
+            )
             for user, err, msg, infos in found
-        )  # fmt: skip
+        )
         return build(response_cls, throttle_time=ZERO, error_code=code(error), error_message=message, results=results)
 
     def _read_user(self, user: str) -> tuple[dict[str, str], int | None]:

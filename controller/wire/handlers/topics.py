@@ -193,10 +193,11 @@ class TopicApis(HandlerBase):
         grown = {n: wanted[n][0] for n, (err, _m) in results.items() if err is E.NONE and n in wanted}
         if grown and not validate_only:
             done = await self._wait(
-                lambda s: all(n in s.topics and len(s.topics[n].partitions) >= c and _has_leaders(s, n)
-                              for n, c in grown.items()),
+                lambda s: all(
+                    n in s.topics and len(s.topics[n].partitions) >= c and _has_leaders(s, n) for n, c in grown.items()
+                ),
                 max(timeout_ms, 0) / 1000,
-            )  # fmt: skip
+            )
             if not done:
                 results.update({n: (E.REQUEST_TIMED_OUT, None) for n in grown})
         out = tuple(

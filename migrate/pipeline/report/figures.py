@@ -33,13 +33,21 @@ SEVERITY_SCALES: dict[Severity, list[list[Any]]] = {
 SEVERITY_ORDER: tuple[Severity, ...] = ("blocker", "warning", "info")
 #: Column labels short enough for fourteen columns side by side; the full titles are in the hover and the tables.
 SHORT_TITLES = {
-    "malformed_znode": "malformed", "topic_v1": "v1 topics", "no_topic_id": "no topic id",
-    "pending_legacy_reassignment": "legacy reassign", "api_reassignment": "API reassign",
-    "delete_marker": "delete marks", "offline_partition": "offline", "under_replicated": "under-replicated",
-    "under_min_isr": "under min ISR", "unregistered_broker_replica": "unregistered",
-    "preferred_leader_imbalance": "not preferred", "not_rack_aware": "rack-unaware", "replica_skew": "replica skew",
+    "malformed_znode": "malformed",
+    "topic_v1": "v1 topics",
+    "no_topic_id": "no topic id",
+    "pending_legacy_reassignment": "legacy reassign",
+    "api_reassignment": "API reassign",
+    "delete_marker": "delete marks",
+    "offline_partition": "offline",
+    "under_replicated": "under-replicated",
+    "under_min_isr": "under min ISR",
+    "unregistered_broker_replica": "unregistered",
+    "preferred_leader_imbalance": "not preferred",
+    "not_rack_aware": "rack-unaware",
+    "replica_skew": "replica skew",
     "leader_skew": "leader skew",
-}  # fmt: skip
+}
 
 
 def unit_for(count: int, unit: str) -> str:
@@ -87,8 +95,11 @@ def fleet_heatmap(clusters: Sequence[ClusterSummary]) -> go.Figure:
             rank = SEVERITY_ORDER.index(severity)
             zr.append(rank + 0.999 * min(math.log10(n) / top, 1.0) if n > 0 else None)
             tr.append(f"{n:,}" if n > 0 else "")
-            total = {"partitions": c["counts"]["partitions"], "topics": c["counts"]["topics"],
-                     "brokers": c["counts"]["brokers"]}.get(unit, 0)  # fmt: skip
+            total = {
+                "partitions": c["counts"]["partitions"],
+                "topics": c["counts"]["topics"],
+                "brokers": c["counts"]["brokers"],
+            }.get(unit, 0)
             share = f" ({_pct(n, total, unit)})" if n and total else ""
             hr.append(f"<b>{label(c['cluster'])}</b><br>{severity}: {title}<br>{n:,} {unit_for(n, unit)}{share}")
         z.append(zr)
@@ -96,21 +107,39 @@ def fleet_heatmap(clusters: Sequence[ClusterSummary]) -> go.Figure:
         hover.append(hr)
     fig = go.Figure(
         go.Heatmap(
-            x=xs, y=[label(c["cluster"]) for c in clusters], z=z, text=text, hovertext=hover,
-            texttemplate="%{text}", hovertemplate="%{hovertext}<extra></extra>", colorscale=_severity_scale(),
-            zmin=0, zmax=3, showscale=False, xgap=2, ygap=2, textfont={"size": 11},
+            x=xs,
+            y=[label(c["cluster"]) for c in clusters],
+            z=z,
+            text=text,
+            hovertext=hover,
+            texttemplate="%{text}",
+            hovertemplate="%{hovertext}<extra></extra>",
+            colorscale=_severity_scale(),
+            zmin=0,
+            zmax=3,
+            showscale=False,
+            xgap=2,
+            ygap=2,
+            textfont={"size": 11},
         )
-    )  # fmt: skip
+    )
     ticks = [f'<span style="color:{SEVERITY_SCALES[sev][1][1]}">{SHORT_TITLES[cid]}</span>' for cid, sev, *_ in columns]
     fig.update_layout(
         template=TEMPLATE,
         height=130 + 26 * len(clusters),
         margin={"t": 34, "b": 10},  # a strip above the column labels for plotly's tool bar
         plot_bgcolor="#f3f3f3",
-        xaxis={"type": "category", "side": "top", "ticks": "", "linecolor": "#fff",
-               "tickmode": "array", "tickvals": xs, "ticktext": ticks},
+        xaxis={
+            "type": "category",
+            "side": "top",
+            "ticks": "",
+            "linecolor": "#fff",
+            "tickmode": "array",
+            "tickvals": xs,
+            "ticktext": ticks,
+        },
         yaxis={"type": "category", "autorange": "reversed", "gridcolor": "#fff", "ticks": "", "rangemode": "normal"},
-    )  # fmt: skip
+    )
     return fig
 
 
@@ -150,9 +179,17 @@ def _separators(fig: go.Figure, bounds: Sequence[int]) -> None:
 def _line_label(fig: go.Figure, row: int, y: float, text: str, color: str) -> None:
     """A label sitting on a horizontal reference line at the right edge of a subplot row."""
     fig.add_annotation(
-        x=1, y=y, xref=f"x{_n(row)} domain", yref=f"y{_n(row)}", xanchor="right", yanchor="bottom",
-        showarrow=False, text=text, font={"size": 11, "color": color}, bgcolor="rgba(255,255,255,0.8)",
-    )  # fmt: skip
+        x=1,
+        y=y,
+        xref=f"x{_n(row)} domain",
+        yref=f"y{_n(row)}",
+        xanchor="right",
+        yanchor="bottom",
+        showarrow=False,
+        text=text,
+        font={"size": 11, "color": color},
+        bgcolor="rgba(255,255,255,0.8)",
+    )
 
 
 def _band(fig: go.Figure, band: Sequence[int], row: int, what: str) -> None:
@@ -214,9 +251,13 @@ def brokers_figure(cluster: ClusterSummary) -> go.Figure | None:
     order = [str(b["broker"]) for _, rows in groups for b in rows]
     colours = rack_colours([k for k, _ in groups if k])
     fig = make_subplots(
-        rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12, row_heights=[0.55, 0.45],
+        rows=2,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.12,
+        row_heights=[0.55, 0.45],
         subplot_titles=("Replicas per broker", "Leaders per broker: current (bars), preferred (dots)"),
-    )  # fmt: skip
+    )
     racked = any(k not in ("", "(none)") for k, _ in groups)
     per_rack = rack_bands(cluster)
     for key, rows in groups:
@@ -226,8 +267,11 @@ def brokers_figure(cluster: ClusterSummary) -> go.Figure | None:
             marker: dict[str, Any] = {"color": colours[key]}
         else:
             name = "unregistered (no /brokers/ids)"
-            marker = {"color": "#fff", "line": {"color": UNREGISTERED, "width": 1.5},
-                      "pattern": {"shape": "x", "fgcolor": UNREGISTERED, "size": 6}}  # fmt: skip
+            marker = {
+                "color": "#fff",
+                "line": {"color": UNREGISTERED, "width": 1.5},
+                "pattern": {"shape": "x", "fgcolor": UNREGISTERED, "size": 6},
+            }
         band_note = ""
         if per_rack and key in per_rack:
             band_note = f"<br>its rack's replica band {per_rack[key][0]:,}\N{EN DASH}{per_rack[key][1]:,}"
@@ -238,30 +282,48 @@ def brokers_figure(cluster: ClusterSummary) -> go.Figure | None:
             + band_note
             for b in rows
         ]
-        common = {"x": xs, "name": name, "legendgroup": key or "unregistered", "marker": marker,
-                  "hovertext": hover, "hovertemplate": "%{hovertext}<extra></extra>"}  # fmt: skip
+        common = {
+            "x": xs,
+            "name": name,
+            "legendgroup": key or "unregistered",
+            "marker": marker,
+            "hovertext": hover,
+            "hovertemplate": "%{hovertext}<extra></extra>",
+        }
         fig.add_trace(go.Bar(y=[b["replicas"] for b in rows], **common), row=1, col=1)
         fig.add_trace(go.Bar(y=[b["leaders"] for b in rows], showlegend=False, **common), row=2, col=1)
     fig.add_trace(
         go.Scatter(
-            x=order, y=[b["preferred"] for _, rows in groups for b in rows], mode="markers", name="preferred leaders",
-            marker={"color": "#222", "size": 5 if len(order) > 60 else 7, "symbol": "circle"}, hoverinfo="skip",
+            x=order,
+            y=[b["preferred"] for _, rows in groups for b in rows],
+            mode="markers",
+            name="preferred leaders",
+            marker={"color": "#222", "size": 5 if len(order) > 60 else 7, "symbol": "circle"},
+            hoverinfo="skip",
         ),
-        row=2, col=1,
-    )  # fmt: skip
+        row=2,
+        col=1,
+    )
     stray = [b for b in cluster["brokers"] if not b["registered"]]
     if stray:
         # A handful of replicas makes no visible bar next to hundreds: mark the ids above the axis as well.
         fig.add_trace(
             go.Scatter(
-                x=[str(b["broker"]) for b in stray], y=[b["replicas"] for b in stray], mode="markers+text",
+                x=[str(b["broker"]) for b in stray],
+                y=[b["replicas"] for b in stray],
+                mode="markers+text",
                 marker={"symbol": "x", "size": 11, "color": UNREGISTERED},
-                text=["unregistered"] + [""] * (len(stray) - 1), textposition="top center",
-                textfont={"color": UNREGISTERED, "size": 10}, showlegend=False,
-                legendgroup="unregistered", hoverinfo="skip", cliponaxis=False,
+                text=["unregistered"] + [""] * (len(stray) - 1),
+                textposition="top center",
+                textfont={"color": UNREGISTERED, "size": 10},
+                showlegend=False,
+                legendgroup="unregistered",
+                hoverinfo="skip",
+                cliponaxis=False,
             ),
-            row=1, col=1,
-        )  # fmt: skip
+            row=1,
+            col=1,
+        )
     if per_rack:
         _rack_bands(fig, groups, per_rack)
     else:
@@ -302,10 +364,17 @@ def racks_figure(cluster: ClusterSummary) -> go.Figure | None:
     for col, key in enumerate(("replicas", "leaders", "brokers"), start=1):
         values = [int(r[key]) for r in racks]  # type: ignore[literal-required]
         fig.add_trace(
-            go.Bar(x=xs, y=values, marker={"color": [colours[n] for n in names]}, showlegend=False, name=key,
-                   hovertemplate="%{x}: %{y:,} " + key + "<extra></extra>"),
-            row=1, col=col,
-        )  # fmt: skip
+            go.Bar(
+                x=xs,
+                y=values,
+                marker={"color": [colours[n] for n in names]},
+                showlegend=False,
+                name=key,
+                hovertemplate="%{x}: %{y:,} " + key + "<extra></extra>",
+            ),
+            row=1,
+            col=col,
+        )
         _whole_ticks(fig, values, 1, col)
         if key != "brokers" and len(racks) > 1:
             total = sum(values)
@@ -314,11 +383,18 @@ def racks_figure(cluster: ClusterSummary) -> go.Figure | None:
                 weight = [(r["band"][0] + r["band"][1]) / 2 * r["brokers"] for r in racks]
                 fair = [total * w / (sum(weight) or 1) for w in weight]
             fig.add_trace(
-                go.Scatter(x=xs, y=fair, mode="markers", name="fair share", showlegend=col == 1,
-                           marker={"symbol": "line-ew-open", "size": 28, "color": "#222", "line": {"width": 2.5}},
-                           hovertemplate="%{x}: fair share %{y:,.0f}<extra></extra>"),
-                row=1, col=col,
-            )  # fmt: skip
+                go.Scatter(
+                    x=xs,
+                    y=fair,
+                    mode="markers",
+                    name="fair share",
+                    showlegend=col == 1,
+                    marker={"symbol": "line-ew-open", "size": 28, "color": "#222", "line": {"width": 2.5}},
+                    hovertemplate="%{x}: fair share %{y:,.0f}<extra></extra>",
+                ),
+                row=1,
+                col=col,
+            )
     fig.update_xaxes(type="category")
     fig.update_layout(template=TEMPLATE, height=330, margin={"t": 80}, legend={"y": 1.16})
     return fig
@@ -336,38 +412,65 @@ def plan_figure(plan: PlanSummary) -> go.Figure | None:
     named = set(plan["brokers"])
     verb = {"decommission": "removed", "add-brokers": "added"}.get(plan["operation"], "named")
     fig = make_subplots(
-        rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12, row_heights=[0.55, 0.45],
+        rows=2,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.12,
+        row_heights=[0.55, 0.45],
         subplot_titles=("Replicas per broker, before and after", "Preferred leaders per broker, before and after"),
-    )  # fmt: skip
+    )
     for row, before, after in ((1, plan["before"], plan["after"]), (2, plan["leaders_before"], plan["leaders_after"])):
         b = [before.get(x, 0) for x in xs]
         a = [after.get(x, 0) for x in xs]
-        hover = [f"broker {x}{f' ({verb})' if int(x) in named else ''}<br>{p:,} → {q:,}" for x, p, q in
-                 zip(xs, b, a, strict=True)]  # fmt: skip
+        hover = [
+            f"broker {x}{f' ({verb})' if int(x) in named else ''}<br>{p:,} → {q:,}"
+            for x, p, q in zip(xs, b, a, strict=True)
+        ]
         # The named brokers' "before" bars are hatched orange: a removed broker's "after" is zero, no bar at all.
         for part, name in ((False, "before"), (True, f"before, {verb} brokers")):
             pick = [i for i, x in enumerate(xs) if (int(x) in named) == part and (not part or b[i] > 0)]
             marker: dict[str, Any] = {"color": "#c9c9c9"}
             if part:
-                marker = {"color": "#f6d9bd", "line": {"width": 1.5, "color": "#f28e2b"},
-                          "pattern": {"shape": "/", "fgcolor": "#f28e2b", "bgcolor": "#f6d9bd"}}  # fmt: skip
+                marker = {
+                    "color": "#f6d9bd",
+                    "line": {"width": 1.5, "color": "#f28e2b"},
+                    "pattern": {"shape": "/", "fgcolor": "#f28e2b", "bgcolor": "#f6d9bd"},
+                }
             if pick:
                 fig.add_trace(
-                    go.Bar(x=[xs[i] for i in pick], y=[b[i] for i in pick], name=name, width=0.84, marker=marker,
-                           showlegend=row == 1, legendgroup=name, hovertext=[hover[i] for i in pick],
-                           hovertemplate="%{hovertext}<extra></extra>"),
-                    row=row, col=1,
-                )  # fmt: skip
+                    go.Bar(
+                        x=[xs[i] for i in pick],
+                        y=[b[i] for i in pick],
+                        name=name,
+                        width=0.84,
+                        marker=marker,
+                        showlegend=row == 1,
+                        legendgroup=name,
+                        hovertext=[hover[i] for i in pick],
+                        hovertemplate="%{hovertext}<extra></extra>",
+                    ),
+                    row=row,
+                    col=1,
+                )
         for part, colour, name in ((False, "#4e79a7", "after"), (True, "#f28e2b", f"after, {verb} brokers")):
             pick = [i for i, x in enumerate(xs) if (int(x) in named) == part and (not part or a[i] > 0)]
             if not pick:
                 continue
             fig.add_trace(
-                go.Bar(x=[xs[i] for i in pick], y=[a[i] for i in pick], name=name, width=0.46, showlegend=row == 1,
-                       legendgroup=name, marker={"color": colour}, hovertext=[hover[i] for i in pick],
-                       hovertemplate="%{hovertext}<extra></extra>"),
-                row=row, col=1,
-            )  # fmt: skip
+                go.Bar(
+                    x=[xs[i] for i in pick],
+                    y=[a[i] for i in pick],
+                    name=name,
+                    width=0.46,
+                    showlegend=row == 1,
+                    legendgroup=name,
+                    marker={"color": colour},
+                    hovertext=[hover[i] for i in pick],
+                    hovertemplate="%{hovertext}<extra></extra>",
+                ),
+                row=row,
+                col=1,
+            )
         _whole_ticks(fig, b + a, row, 1)
         keep = [q for x, q in zip(xs, a, strict=True) if not (verb == "removed" and int(x) in named)]
         if keep:

@@ -132,13 +132,20 @@ def _cluster_view(c: ClusterSummary, anchor: str) -> ClusterView:
     brokers_fig = figures.brokers_figure(c)
     racks_fig = figures.racks_figure(c)
     return ClusterView(
-        anchor=anchor, summary=c, verdict=verdict, blockers=counts["blocker"], warnings=counts["warning"],
-        infos=counts["info"], cells=cells, found=found, clean=clean,
+        anchor=anchor,
+        summary=c,
+        verdict=verdict,
+        blockers=counts["blocker"],
+        warnings=counts["warning"],
+        infos=counts["info"],
+        cells=cells,
+        found=found,
+        clean=clean,
         unregistered=sorted(b["broker"] for b in c["brokers"] if not b["registered"]),
         racked=any(b["rack"] for b in c["brokers"] if b["registered"]),
         brokers_fig=_div(brokers_fig, f"fig-{anchor}-brokers"),
         racks_fig=_div(racks_fig, f"fig-{anchor}-racks"),
-    )  # fmt: skip
+    )
 
 
 def _div(fig: go.Figure | None, div_id: str) -> Markup | None:
@@ -163,8 +170,14 @@ def _plan_view(i: int, p: PlanSummary, anchors: dict[str, str]) -> PlanView:
     else:
         kafka = f"{k:,} moves"
     anchor = f"plan-{i + 1}"
-    return PlanView(plan=p, anchor=anchor, cluster_anchor=anchors.get(p["cluster"]), ratio=ratio, kafka=kafka,
-                    figure=_div(figures.plan_figure(p), f"fig-{anchor}"))  # fmt: skip
+    return PlanView(
+        plan=p,
+        anchor=anchor,
+        cluster_anchor=anchors.get(p["cluster"]),
+        ratio=ratio,
+        kafka=kafka,
+        figure=_div(figures.plan_figure(p), f"fig-{anchor}"),
+    )
 
 
 def _fleet_verdict(views: Sequence[ClusterView]) -> str:
@@ -202,10 +215,18 @@ def build_view(summary: Summary) -> View:
     groups = [(s, sum(1 for c in COLUMNS if c[1] == s)) for s in RANK]
     worst = min((v.verdict for v in views), key=VERDICTS.index, default="ready")
     return View(
-        summary=summary, verdict=_fleet_verdict(views), worst=worst, plans_verdict=_plans_verdict(summary["plans"]),
-        clusters=views, plans=plans, columns=COLUMNS, groups=[(s, n) for s, n in groups if n], fleet_fig=fleet_fig,
-        stages=list(summary.get("stages", {}).items()), plotly_version=htmlreport.plotly_version(),
-    )  # fmt: skip
+        summary=summary,
+        verdict=_fleet_verdict(views),
+        worst=worst,
+        plans_verdict=_plans_verdict(summary["plans"]),
+        clusters=views,
+        plans=plans,
+        columns=COLUMNS,
+        groups=[(s, n) for s, n in groups if n],
+        fleet_fig=fleet_fig,
+        stages=list(summary.get("stages", {}).items()),
+        plotly_version=htmlreport.plotly_version(),
+    )
 
 
 @functools.cache

@@ -24,6 +24,14 @@ from migrate.rehearse.report.style import MARGIN, MAX_POINTS, nice_bucket
 from migrate.rehearse.report.view import build_view, safe_href
 
 __all__ = [
-    "MARGIN", "MAX_POINTS", "build_view", "figures", "nice_bucket", "rehearsal_json", "render_html", "safe_href",
-    "short_name", "write_report",
-]  # fmt: skip
+    "MARGIN",
+    "MAX_POINTS",
+    "build_view",
+    "figures",
+    "nice_bucket",
+    "rehearsal_json",
+    "render_html",
+    "safe_href",
+    "short_name",
+    "write_report",
+]

@@ -72,11 +72,20 @@ def _colour(v: StepView) -> str:
 
 def _layout(fig: go.Figure, span: Span, height: int, **more: Any) -> None:
     fig.update_layout(
-        template=TEMPLATE, height=height, margin=MARGIN, hovermode="closest",
-        xaxis={"type": "date", "range": span.range(), "title": {"text": "time (UTC)"}, "automargin": False,
-               "showgrid": True, "gridcolor": "#f0f0f0"},
+        template=TEMPLATE,
+        height=height,
+        margin=MARGIN,
+        hovermode="closest",
+        xaxis={
+            "type": "date",
+            "range": span.range(),
+            "title": {"text": "time (UTC)"},
+            "automargin": False,
+            "showgrid": True,
+            "gridcolor": "#f0f0f0",
+        },
         **more,
-    )  # fmt: skip
+    )
     fig.update_yaxes(automargin=False)
 
 
@@ -88,17 +97,44 @@ def _bands(fig: go.Figure, steps: Sequence[StepView], drills: Sequence[tuple[flo
             continue
         s = v.step
         colour = _colour(v)
-        fig.add_shape(type="rect", xref="x", yref="paper", x0=iso(s["started"]), x1=iso(ended(s)),
-                      y0=0, y1=1, fillcolor=colour, opacity=0.2 if v.status != "ok" else 0.13, line_width=0,
-                      layer="below")  # fmt: skip
+        fig.add_shape(
+            type="rect",
+            xref="x",
+            yref="paper",
+            x0=iso(s["started"]),
+            x1=iso(ended(s)),
+            y0=0,
+            y1=1,
+            fillcolor=colour,
+            opacity=0.2 if v.status != "ok" else 0.13,
+            line_width=0,
+            layer="below",
+        )
         fig.add_annotation(
-            x=iso((s["started"] + ended(s)) / 2), y=1, xref="x", yref="paper", text=label(v.short), showarrow=False,
-            textangle=-90, xanchor="center", yanchor="top", font={"size": 10, "color": _dark(colour)},
+            x=iso((s["started"] + ended(s)) / 2),
+            y=1,
+            xref="x",
+            yref="paper",
+            text=label(v.short),
+            showarrow=False,
+            textangle=-90,
+            xanchor="center",
+            yanchor="top",
+            font={"size": 10, "color": _dark(colour)},
             bgcolor="rgba(255,255,255,0.6)",
-        )  # fmt: skip
+        )
     for t, _what in drills:
-        fig.add_shape(type="line", xref="x", yref="paper", x0=iso(t), x1=iso(t), y0=0, y1=1,
-                      line={"color": DRILL, "width": 1.5, "dash": "dash"}, layer="above")  # fmt: skip
+        fig.add_shape(
+            type="line",
+            xref="x",
+            yref="paper",
+            x0=iso(t),
+            x1=iso(t),
+            y0=0,
+            y1=1,
+            line={"color": DRILL, "width": 1.5, "dash": "dash"},
+            layer="above",
+        )
 
 
 def _dark(colour: str) -> str:
@@ -120,8 +156,13 @@ def timeline_figure(doc: Rehearsal, steps: Sequence[StepView], span: Span) -> go
     order = lanes + [v.row for v in steps]
     groups: dict[str, tuple[str, dict[str, Any], list[StepView]]] = {}
     to_ibp = label(doc["to_ibp"])
-    names = {"pre-flight": "pre-/post-flight", "post-flight": "pre-/post-flight", "roll-1": "roll 1 (same IBP)",
-             "roll-2": f"roll 2 (IBP {to_ibp})", "lockdown": "lockdown"}  # fmt: skip
+    names = {
+        "pre-flight": "pre-/post-flight",
+        "post-flight": "pre-/post-flight",
+        "roll-1": "roll 1 (same IBP)",
+        "roll-2": f"roll 2 (IBP {to_ibp})",
+        "lockdown": "lockdown",
+    }
     for v in steps:
         if v.status == "skipped":
             continue
@@ -129,79 +170,171 @@ def timeline_figure(doc: Rehearsal, steps: Sequence[StepView], span: Span) -> go
             key, marker = "step failed", {"color": FAILED, "line": {"color": FAILED_DARK, "width": 1}}
         elif v.status == "checks-failed":
             key = "a check failed after it"
-            marker = {"color": "#f7c6c6", "line": {"color": FAILED, "width": 2},
-                      "pattern": {"shape": "/", "fgcolor": FAILED, "size": 6}}  # fmt: skip
+            marker = {
+                "color": "#f7c6c6",
+                "line": {"color": FAILED, "width": 2},
+                "pattern": {"shape": "/", "fgcolor": FAILED, "size": 6},
+            }
         elif v.step["kind"] == "drill":
             key, marker = "drill", {"color": DRILL}
         else:
             key = names.get(v.step["phase"], label(v.step["phase"]))
             marker = {"color": PHASE_COLOURS.get(v.step["phase"], "#8a8a8a")}
         groups.setdefault(key, (key, marker, []))[2].append(v)
-    rank = ["pre-/post-flight", "roll 1 (same IBP)", f"roll 2 (IBP {to_ibp})", "drill", "lockdown",
-            "a check failed after it", "step failed"]  # fmt: skip
+    rank = [
+        "pre-/post-flight",
+        "roll 1 (same IBP)",
+        f"roll 2 (IBP {to_ibp})",
+        "drill",
+        "lockdown",
+        "a check failed after it",
+        "step failed",
+    ]
     for key, marker, vs in sorted(groups.values(), key=lambda g: rank.index(g[0]) if g[0] in rank else 99):
-        fig.add_trace(go.Bar(
-            y=[v.row for v in vs], x=[max(v.seconds, 0.001) * 1000 for v in vs],
-            base=[iso(v.step["started"]) for v in vs], orientation="h", name=key, marker=marker, width=0.72,
-            hovertext=[_step_hover(v) for v in vs], hovertemplate="%{hovertext}<extra></extra>",
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Bar(
+                y=[v.row for v in vs],
+                x=[max(v.seconds, 0.001) * 1000 for v in vs],
+                base=[iso(v.step["started"]) for v in vs],
+                orientation="h",
+                name=key,
+                marker=marker,
+                width=0.72,
+                hovertext=[_step_hover(v) for v in vs],
+                hovertemplate="%{hovertext}<extra></extra>",
+            )
+        )
     flagged = [v for v in steps if v.status in ("failed", "checks-failed")]
     if flagged:  # said in words beside the bar, where the row is empty (steps run one after another)
-        fig.add_trace(go.Scatter(
-            y=[v.row for v in flagged], x=[iso(v.step["started"]) for v in flagged], mode="text",
-            text=[_flag(v) for v in flagged], textposition="middle left", showlegend=False, hoverinfo="skip",
-            textfont={"color": FAILED_DARK, "size": 11}, cliponaxis=False,
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                y=[v.row for v in flagged],
+                x=[iso(v.step["started"]) for v in flagged],
+                mode="text",
+                text=[_flag(v) for v in flagged],
+                textposition="middle left",
+                showlegend=False,
+                hoverinfo="skip",
+                textfont={"color": FAILED_DARK, "size": 11},
+                cliponaxis=False,
+            )
+        )
     waits = [(v, w) for v in steps for w in v.step["waits"] if w["ended"] > w["started"]]
     for ok, name, colour in ((True, "wait", "rgba(30,30,30,0.62)"), (False, "wait timed out", FAILED_DARK)):
         pick = [(v, w) for v, w in waits if bool(w["ok"]) == ok]
         if not pick:
             continue
-        fig.add_trace(go.Bar(
-            y=[v.row for v, _ in pick], x=[(w["ended"] - w["started"]) * 1000 for _, w in pick],
-            base=[iso(w["started"]) for _, w in pick], orientation="h", name=name, width=0.22,
-            marker={"color": colour}, hovertemplate="%{hovertext}<extra></extra>",
-            hovertext=[f"<b>{label(v.step['name'])}</b><br>waited for {label(w['what'])}<br>"
-                       f"{w['ended'] - w['started']:.1f} s{'' if ok else ', timed out'}" for v, w in pick],
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Bar(
+                y=[v.row for v, _ in pick],
+                x=[(w["ended"] - w["started"]) * 1000 for _, w in pick],
+                base=[iso(w["started"]) for _, w in pick],
+                orientation="h",
+                name=name,
+                width=0.22,
+                marker={"color": colour},
+                hovertemplate="%{hovertext}<extra></extra>",
+                hovertext=[
+                    f"<b>{label(v.step['name'])}</b><br>waited for {label(w['what'])}<br>"
+                    f"{w['ended'] - w['started']:.1f} s{'' if ok else ', timed out'}"
+                    for v, w in pick
+                ],
+            )
+        )
     skipped = [v for v in steps if v.status == "skipped"]
     if skipped:
-        fig.add_trace(go.Scatter(
-            y=[v.row for v in skipped], x=[iso(v.step["started"]) for v in skipped], mode="markers+text",
-            name="skipped", marker={"symbol": "circle-open", "size": 10, "color": "#777", "line": {"width": 2}},
-            text=["skipped"] * len(skipped), textposition="middle right", textfont={"color": "#666", "size": 11},
-            hovertext=[_step_hover(v) for v in skipped], hovertemplate="%{hovertext}<extra></extra>", cliponaxis=False,
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                y=[v.row for v in skipped],
+                x=[iso(v.step["started"]) for v in skipped],
+                mode="markers+text",
+                name="skipped",
+                marker={"symbol": "circle-open", "size": 10, "color": "#777", "line": {"width": 2}},
+                text=["skipped"] * len(skipped),
+                textposition="middle right",
+                textfont={"color": "#666", "size": 11},
+                hovertext=[_step_hover(v) for v in skipped],
+                hovertemplate="%{hovertext}<extra></extra>",
+                cliponaxis=False,
+            )
+        )
     if drills:
-        fig.add_trace(go.Scatter(
-            y=["drill faults"] * len(drills), x=[iso(e["t"]) for e in drills], mode="markers", name="drill fault",
-            marker={"symbol": "triangle-down", "size": 13, "color": DRILL, "line": {"color": "#8a4a00", "width": 1}},
-            hovertext=[f"{clock(e['t'])} {label(e['label'])}" for e in drills],
-            hovertemplate="%{hovertext}<extra></extra>",
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                y=["drill faults"] * len(drills),
+                x=[iso(e["t"]) for e in drills],
+                mode="markers",
+                name="drill fault",
+                marker={
+                    "symbol": "triangle-down",
+                    "size": 13,
+                    "color": DRILL,
+                    "line": {"color": "#8a4a00", "width": 1},
+                },
+                hovertext=[f"{clock(e['t'])} {label(e['label'])}" for e in drills],
+                hovertemplate="%{hovertext}<extra></extra>",
+            )
+        )
         for e in drills:
-            fig.add_shape(type="line", xref="x", yref="paper", x0=iso(e["t"]), x1=iso(e["t"]), y0=0, y1=1,
-                          line={"color": DRILL, "width": 1, "dash": "dash"}, layer="below")  # fmt: skip
-    for kind, name, symbol, size in (("controller", "controller moved", "diamond", 11),
-                                      ("epoch", "controller epoch +1", "circle", 7)):  # fmt: skip
+            fig.add_shape(
+                type="line",
+                xref="x",
+                yref="paper",
+                x0=iso(e["t"]),
+                x1=iso(e["t"]),
+                y0=0,
+                y1=1,
+                line={"color": DRILL, "width": 1, "dash": "dash"},
+                layer="below",
+            )
+    for kind, name, symbol, size in (
+        ("controller", "controller moved", "diamond", 11),
+        ("epoch", "controller epoch +1", "circle", 7),
+    ):
         marks = [e for e in moves if e["kind"] == kind]
         if not marks:
             continue
-        fig.add_trace(go.Scatter(
-            y=["controller"] * len(marks), x=[iso(e["t"]) for e in marks], name=name,
-            mode="markers+text" if kind == "controller" else "markers",
-            marker={"symbol": symbol, "size": size, "color": CONTROLLER if kind == "controller" else "#7d9cc9"},
-            text=[_controller_text(e["label"]) for e in marks] if kind == "controller" else None,
-            textposition="top center", textfont={"size": 10, "color": CONTROLLER}, cliponaxis=False,
-            hovertext=[f"{clock(e['t'])} {label(e['label'])}" for e in marks],
-            hovertemplate="%{hovertext}<extra></extra>",
-        ))  # fmt: skip
-    _layout(fig, span, 150 + 28 * len(order), barmode="overlay", bargap=0.2,
-            legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0, "xanchor": "left",
-                    "font": {"size": 11}, "traceorder": "normal"})  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                y=["controller"] * len(marks),
+                x=[iso(e["t"]) for e in marks],
+                name=name,
+                mode="markers+text" if kind == "controller" else "markers",
+                marker={"symbol": symbol, "size": size, "color": CONTROLLER if kind == "controller" else "#7d9cc9"},
+                text=[_controller_text(e["label"]) for e in marks] if kind == "controller" else None,
+                textposition="top center",
+                textfont={"size": 10, "color": CONTROLLER},
+                cliponaxis=False,
+                hovertext=[f"{clock(e['t'])} {label(e['label'])}" for e in marks],
+                hovertemplate="%{hovertext}<extra></extra>",
+            )
+        )
+    _layout(
+        fig,
+        span,
+        150 + 28 * len(order),
+        barmode="overlay",
+        bargap=0.2,
+        legend={
+            "orientation": "h",
+            "yanchor": "bottom",
+            "y": 1.0,
+            "x": 0,
+            "xanchor": "left",
+            "font": {"size": 11},
+            "traceorder": "normal",
+        },
+    )
     fig.update_layout(margin={**MARGIN, "t": 70})
-    fig.update_yaxes(type="category", categoryorder="array", categoryarray=order, autorange="reversed",
-                     showgrid=False, ticks="", tickfont={"size": 11})  # fmt: skip
+    fig.update_yaxes(
+        type="category",
+        categoryorder="array",
+        categoryarray=order,
+        autorange="reversed",
+        showgrid=False,
+        ticks="",
+        tickfont={"size": 11},
+    )
     return fig
 
 
@@ -242,8 +375,10 @@ def _thin(acked: list[OpRecord]) -> tuple[list[OpRecord], str]:
     by_latency = sorted(range(len(acked)), key=lambda i: acked[i]["ended"] - acked[i]["started"])
     keep = set(range(0, len(acked), k)) | set(by_latency[-max(len(acked) // 100, 1) :])
     kept = [acked[i] for i in sorted(keep)]
-    return kept, (f"{len(kept):,} of {len(acked):,} acknowledged operations drawn (every {k}th and the slowest "
-                  "1 %); the counts and percentiles above use all of them.")  # fmt: skip
+    return kept, (
+        f"{len(kept):,} of {len(acked):,} acknowledged operations drawn (every {k}th and the slowest "
+        "1 %); the counts and percentiles above use all of them."
+    )
 
 
 def latency_figure(doc: Rehearsal, steps: Sequence[StepView], span: Span) -> tuple[go.Figure | None, str]:
@@ -260,18 +395,29 @@ def latency_figure(doc: Rehearsal, steps: Sequence[StepView], span: Span) -> tup
     for i, kind in enumerate(kinds):
         pick = [o for o in acked if o["op"] == kind]
         colour = OP_COLOURS.get(kind, htmlreport.TABLEAU10[i % len(htmlreport.TABLEAU10)])
-        fig.add_trace(go.Scatter(
-            x=[iso(o["started"]) for o in pick], y=[_latency(o) for o in pick], mode="markers", name=label(kind),
-            marker={"color": colour, "size": 5, "opacity": 0.75}, hovertext=[_op_hover(o) for o in pick],
-            hovertemplate="%{hovertext}<extra></extra>",
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=[iso(o["started"]) for o in pick],
+                y=[_latency(o) for o in pick],
+                mode="markers",
+                name=label(kind),
+                marker={"color": colour, "size": 5, "opacity": 0.75},
+                hovertext=[_op_hover(o) for o in pick],
+                hovertemplate="%{hovertext}<extra></extra>",
+            )
+        )
     if failed:
-        fig.add_trace(go.Scatter(
-            x=[iso(o["started"]) for o in failed], y=[_latency(o) for o in failed], mode="markers",
-            name=f"failed ({len(failed):,})",
-            marker={"color": FAILED, "size": 10, "symbol": "x", "line": {"color": "#fff", "width": 0.5}},
-            hovertext=[_op_hover(o) for o in failed], hovertemplate="%{hovertext}<extra></extra>",
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=[iso(o["started"]) for o in failed],
+                y=[_latency(o) for o in failed],
+                mode="markers",
+                name=f"failed ({len(failed):,})",
+                marker={"color": FAILED, "size": 10, "symbol": "x", "line": {"color": "#fff", "width": 0.5}},
+                hovertext=[_op_hover(o) for o in failed],
+                hovertemplate="%{hovertext}<extra></extra>",
+            )
+        )
     _bands(fig, steps, _drill_marks(doc))
     _layout(fig, span, 440, legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0, "xanchor": "left"})
     fig.update_layout(margin={**MARGIN, "t": 80})  # two legend rows below the mode bar
@@ -334,29 +480,76 @@ def errors_figure(doc: Rehearsal, steps: Sequence[StepView], span: Span) -> tupl
     except (TypeError, ValueError):
         threshold = 0.0
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=xs, y=share, width=width * 1000 * 0.85, name="failed share", marker={"color": FAILED},
-                         hovertext=hover, hovertemplate="%{hovertext}<extra></extra>"))  # fmt: skip
-    fig.add_trace(go.Scatter(
-        x=xs, y=[t / width for t in total], name="operations per second (right axis)", yaxis="y2", mode="lines",
-        line={"color": "#444", "width": 1.5},
-        hovertext=[f"{t:,} started in {width} s: {t / width:.1f}/s" for t in total],
-        hovertemplate="%{hovertext}<extra></extra>",
-    ))  # fmt: skip
+    fig.add_trace(
+        go.Bar(
+            x=xs,
+            y=share,
+            width=width * 1000 * 0.85,
+            name="failed share",
+            marker={"color": FAILED},
+            hovertext=hover,
+            hovertemplate="%{hovertext}<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=[t / width for t in total],
+            name="operations per second (right axis)",
+            yaxis="y2",
+            mode="lines",
+            line={"color": "#444", "width": 1.5},
+            hovertext=[f"{t:,} started in {width} s: {t / width:.1f}/s" for t in total],
+            hovertemplate="%{hovertext}<extra></extra>",
+        )
+    )
     _bands(fig, steps, _drill_marks(doc))
     top = max([s for s in share if s is not None] + [threshold * 1.6, 1.0])
     if threshold:
-        fig.add_shape(type="line", xref="paper", yref="y", x0=0, x1=1, y0=threshold, y1=threshold,
-                      line={"color": FAILED_DARK, "width": 1, "dash": "dot"}, layer="above")  # fmt: skip
-        fig.add_annotation(x=0, xref="paper", xanchor="left", y=threshold, yref="y", yanchor="bottom",
-                           text=f"per-step threshold {threshold:g} %", showarrow=False,
-                           font={"size": 10, "color": FAILED_DARK}, bgcolor="rgba(255,255,255,0.7)")  # fmt: skip
-    _layout(fig, span, 330, bargap=0,
-            legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0, "xanchor": "left"},
-            yaxis2={"overlaying": "y", "side": "right", "rangemode": "tozero", "showgrid": False,
-                    "title": {"text": "ops/s"}, "automargin": False, "tickmode": "auto", "nticks": 5})  # fmt: skip
+        fig.add_shape(
+            type="line",
+            xref="paper",
+            yref="y",
+            x0=0,
+            x1=1,
+            y0=threshold,
+            y1=threshold,
+            line={"color": FAILED_DARK, "width": 1, "dash": "dot"},
+            layer="above",
+        )
+        fig.add_annotation(
+            x=0,
+            xref="paper",
+            xanchor="left",
+            y=threshold,
+            yref="y",
+            yanchor="bottom",
+            text=f"per-step threshold {threshold:g} %",
+            showarrow=False,
+            font={"size": 10, "color": FAILED_DARK},
+            bgcolor="rgba(255,255,255,0.7)",
+        )
+    _layout(
+        fig,
+        span,
+        330,
+        bargap=0,
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0, "xanchor": "left"},
+        yaxis2={
+            "overlaying": "y",
+            "side": "right",
+            "rangemode": "tozero",
+            "showgrid": False,
+            "title": {"text": "ops/s"},
+            "automargin": False,
+            "tickmode": "auto",
+            "nticks": 5,
+        },
+    )
     fig.update_layout(margin={**MARGIN, "t": 60})
-    fig.update_layout(yaxis={"title": {"text": "failed (% of operations)"}, "range": [0, top * 1.1],
-                             "ticksuffix": " %"})  # fmt: skip
+    fig.update_layout(
+        yaxis={"title": {"text": "failed (% of operations)"}, "range": [0, top * 1.1], "ticksuffix": " %"}
+    )
     failed_total = sum(failed)
     note = f"Buckets of {width} s. " + (
         f"{failed_total:,} of {len(ops):,} operations failed." if failed_total else "No operation failed."
@@ -398,46 +591,100 @@ def forwarding_figure(doc: Rehearsal, steps: Sequence[StepView], span: Span) -> 
         widths.append((b["t"] - a["t"]) * 1000 * 0.85)
         share.append(100 * via / (via + own) if via + own else None)
         direct.append(own)
-        text = (f"{clock(a['t'])}\N{EN DASH}{clock(b['t'])}<br>forwarded {b['forwarded'] - a['forwarded']:.0f}, "
-                f"served by the controller {b['controller'] - a['controller']:.0f}, "
-                f"written by a broker itself {own:.0f}")  # fmt: skip
+        text = (
+            f"{clock(a['t'])}\N{EN DASH}{clock(b['t'])}<br>forwarded {b['forwarded'] - a['forwarded']:.0f}, "
+            f"served by the controller {b['controller'] - a['controller']:.0f}, "
+            f"written by a broker itself {own:.0f}"
+        )
         text += (
             f"<br>{100 * via / (via + own):.0f} % through the controller" if via + own else "<br>no forwardable write"
         )
         hover.append(text)
-    for after, name, colour in ((False, "a broker wrote ZooKeeper itself (right axis)", "#c4c4c4"),
-                                (True, "... after every node passed the gate", FAILED)):  # fmt: skip
+    for after, name, colour in (
+        (False, "a broker wrote ZooKeeper itself (right axis)", "#c4c4c4"),
+        (True, "... after every node passed the gate", FAILED),
+    ):
         pick = [i for i, x in enumerate(late) if x == after and (direct[i] > 0 or not after)]
         if pick:
-            fig.add_trace(go.Bar(
-                x=[xs[i] for i in pick], y=[direct[i] for i in pick], width=[widths[i] for i in pick], yaxis="y2",
-                name=name, marker={"color": colour}, hoverinfo="skip",
-            ))  # fmt: skip
-    fig.add_trace(go.Scatter(
-        x=xs, y=share, name="writes through the controller", mode="lines+markers", connectgaps=False,
-        line={"color": "#1f5fa8", "width": 2}, marker={"size": 5}, hovertext=hover,
-        hovertemplate="%{hovertext}<extra></extra>",
-    ))  # fmt: skip
+            fig.add_trace(
+                go.Bar(
+                    x=[xs[i] for i in pick],
+                    y=[direct[i] for i in pick],
+                    width=[widths[i] for i in pick],
+                    yaxis="y2",
+                    name=name,
+                    marker={"color": colour},
+                    hoverinfo="skip",
+                )
+            )
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=share,
+            name="writes through the controller",
+            mode="lines+markers",
+            connectgaps=False,
+            line={"color": "#1f5fa8", "width": 2},
+            marker={"size": 5},
+            hovertext=hover,
+            hovertemplate="%{hovertext}<extra></extra>",
+        )
+    )
     gate = [100 * r["nodes_forwarding"] / r["nodes"] if r["nodes"] else 0.0 for r in routes]
-    fig.add_trace(go.Scatter(
-        x=[iso(r["t"]) for r in routes], y=gate, name="nodes past the forwarding gate", mode="lines",
-        line={"color": OK, "width": 2, "dash": "dash", "shape": "hv"},
-        hovertext=[f"{clock(r['t'])}: {r['nodes_forwarding']} of {r['nodes']} nodes past the gate" for r in routes],
-        hovertemplate="%{hovertext}<extra></extra>",
-    ))  # fmt: skip
+    fig.add_trace(
+        go.Scatter(
+            x=[iso(r["t"]) for r in routes],
+            y=gate,
+            name="nodes past the forwarding gate",
+            mode="lines",
+            line={"color": OK, "width": 2, "dash": "dash", "shape": "hv"},
+            hovertext=[f"{clock(r['t'])}: {r['nodes_forwarding']} of {r['nodes']} nodes past the gate" for r in routes],
+            hovertemplate="%{hovertext}<extra></extra>",
+        )
+    )
     _bands(fig, steps, _drill_marks(doc))
     if passed is not None:
-        fig.add_shape(type="line", xref="x", yref="paper", x0=iso(passed["t"]), x1=iso(passed["t"]), y0=0, y1=1,
-                      line={"color": OK, "width": 2.5, "dash": "dash"}, layer="above")  # fmt: skip
-        fig.add_annotation(x=iso(passed["t"]), xref="x", y=0.04, yref="paper", xanchor="left", yanchor="bottom",
-                           text=" every node past the gate", showarrow=False, font={"size": 11, "color": OK},
-                           bgcolor="rgba(255,255,255,0.8)")  # fmt: skip
+        fig.add_shape(
+            type="line",
+            xref="x",
+            yref="paper",
+            x0=iso(passed["t"]),
+            x1=iso(passed["t"]),
+            y0=0,
+            y1=1,
+            line={"color": OK, "width": 2.5, "dash": "dash"},
+            layer="above",
+        )
+        fig.add_annotation(
+            x=iso(passed["t"]),
+            xref="x",
+            y=0.04,
+            yref="paper",
+            xanchor="left",
+            yanchor="bottom",
+            text=" every node past the gate",
+            showarrow=False,
+            font={"size": 11, "color": OK},
+            bgcolor="rgba(255,255,255,0.8)",
+        )
     peak = max(direct, default=0)
-    _layout(fig, span, 330,
-            legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0, "xanchor": "left"},
-            yaxis2={"overlaying": "y", "side": "right", "showgrid": False, "title": {"text": "writes"},
-                    "range": [0, max(peak * 3, 3)], "automargin": False, "tickmode": "auto", "nticks": 5,
-                    "tickformat": ",d"})  # fmt: skip
+    _layout(
+        fig,
+        span,
+        330,
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0, "xanchor": "left"},
+        yaxis2={
+            "overlaying": "y",
+            "side": "right",
+            "showgrid": False,
+            "title": {"text": "writes"},
+            "range": [0, max(peak * 3, 3)],
+            "automargin": False,
+            "tickmode": "auto",
+            "nticks": 5,
+            "tickformat": ",d",
+        },
+    )
     fig.update_layout(margin={**MARGIN, "t": 60}, bargap=0)
     fig.update_layout(yaxis={"title": {"text": "% of writes, of nodes"}, "range": [0, 108], "ticksuffix": " %"})
     if passed is None:
@@ -445,9 +692,11 @@ def forwarding_figure(doc: Rehearsal, steps: Sequence[StepView], span: Span) -> 
     else:
         since = [r for r in routes if r["t"] >= passed["t"]]
         leaked = since[-1]["direct"] - since[0]["direct"]
-        note = (f"Every node past the gate from {clock(passed['t'])} UTC (+{passed['t'] - doc['started']:.0f} s); "
-                + (f"{leaked:.0f} forwardable write(s) by a broker itself after it." if leaked > 0
-                   else "no forwardable write by a broker itself after it."))  # fmt: skip
+        note = f"Every node past the gate from {clock(passed['t'])} UTC (+{passed['t'] - doc['started']:.0f} s); " + (
+            f"{leaked:.0f} forwardable write(s) by a broker itself after it."
+            if leaked > 0
+            else "no forwardable write by a broker itself after it."
+        )
     return fig, note
 
 

@@ -72,9 +72,18 @@ def step_views(doc: Rehearsal) -> list[StepView]:
         else:
             status = "checks-failed" if failed else "ok"
         waits = [WaitView(w["what"], max(w["ended"] - w["started"], 0.0), w["ok"]) for w in s["waits"]]
-        views.append(StepView(
-            step=s, short=short, row=row, anchor=f"step-{s['index']}", status=status,
-            start=s["started"] - doc["started"], seconds=ended(s) - s["started"],
-            passed=len(mine) - failed, failed=failed, waits=waits,
-        ))  # fmt: skip
+        views.append(
+            StepView(
+                step=s,
+                short=short,
+                row=row,
+                anchor=f"step-{s['index']}",
+                status=status,
+                start=s["started"] - doc["started"],
+                seconds=ended(s) - s["started"],
+                passed=len(mine) - failed,
+                failed=failed,
+                waits=waits,
+            )
+        )
     return views

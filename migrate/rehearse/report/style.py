@@ -9,8 +9,12 @@ from datetime import UTC, datetime
 from migrate.rehearse.model import OPS
 
 PHASE_COLOURS = {
-    "pre-flight": "#8a8a8a", "roll-1": "#4e79a7", "roll-2": "#8a5fb3", "lockdown": "#9c755f", "post-flight": "#8a8a8a",
-}  # fmt: skip
+    "pre-flight": "#8a8a8a",
+    "roll-1": "#4e79a7",
+    "roll-2": "#8a5fb3",
+    "lockdown": "#9c755f",
+    "post-flight": "#8a8a8a",
+}
 DRILL = "#f28e2b"
 FAILED = "#d62728"
 FAILED_DARK = "#a11d1d"
@@ -20,9 +24,12 @@ CONTROLLER = "#1f3f77"
 #: Op kinds on the latency plot: Tableau colours without red (failures) or orange (drills); metadata, the one
 #: read, grey.
 OP_COLOURS = dict(
-    zip(OPS, ("#4e79a7", "#499894", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#2f4b7c", "#a0a0a0"),
-        strict=True)
-)  # fmt: skip
+    zip(
+        OPS,
+        ("#4e79a7", "#499894", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#2f4b7c", "#a0a0a0"),
+        strict=True,
+    )
+)
 #: Every time plot has these margins, so their x axes line up on the page (the timeline's step names fit in l).
 MARGIN = {"l": 190, "r": 80, "t": 40, "b": 50}
 #: Above this many acknowledged operations the latency plot draws a thinned sample (SVG stays responsive).

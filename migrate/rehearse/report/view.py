@@ -139,13 +139,15 @@ class View:
 
 
 def _cut(evidence: Sequence[str]) -> tuple[list[str], int]:
-    lines = [str(e) if len(str(e)) <= EVIDENCE_CHARS else str(e)[:EVIDENCE_CHARS] + " …" for e in
-             evidence[:EVIDENCE_LINES]]  # fmt: skip
+    lines = [
+        str(e) if len(str(e)) <= EVIDENCE_CHARS else str(e)[:EVIDENCE_CHARS] + " …" for e in evidence[:EVIDENCE_LINES]
+    ]
     return lines, max(len(evidence) - EVIDENCE_LINES, 0)
 
 
-def _checks(doc: Rehearsal, steps: list[StepView]) -> tuple[list[StepView | None], list[str], list[CheckRow],
-                                                           list[Detail], list[PassGroup]]:  # fmt: skip
+def _checks(
+    doc: Rehearsal, steps: list[StepView]
+) -> tuple[list[StepView | None], list[str], list[CheckRow], list[Detail], list[PassGroup]]:
     """The grid (a column per step, plus any step index a check names that the record does not have), the failed
     records in the order they happened, and the passed ones grouped per check."""
     by_index = {v.step["index"]: v for v in steps}
@@ -163,9 +165,17 @@ def _checks(doc: Rehearsal, steps: list[StepView]) -> tuple[list[StepView | None
         cid = c["name"]
         step = by_index.get(c["step"])
         evidence, more = _cut(c["evidence"])
-        d = Detail(anchor=f"check-{k}", cid=cid, title=TITLES.get(cid, cid), why=WHY.get(cid, ""), step=step,
-                   step_name=step.step["name"] if step else f"step {c['step']}", summary=c["summary"],
-                   evidence=evidence, more=more)  # fmt: skip
+        d = Detail(
+            anchor=f"check-{k}",
+            cid=cid,
+            title=TITLES.get(cid, cid),
+            why=WHY.get(cid, ""),
+            step=step,
+            step_name=step.step["name"] if step else f"step {c['step']}",
+            summary=c["summary"],
+            evidence=evidence,
+            more=more,
+        )
         col = position[c["step"]]
         grid[cid][col].append(d)
         verdicts[cid][col].append(c["verdict"])
@@ -183,11 +193,25 @@ def _checks(doc: Rehearsal, steps: list[StepView]) -> tuple[list[StepView | None
             bad = [d for d, v in zip(details, vs, strict=True) if v != "pass"]
             shown = bad[0] if bad else details[0]
             state = "fail" if bad else "pass"
-            cells.append(Cell(state, f"{TITLES.get(cid, cid)} after {shown.step_name}: {shown.summary}",
-                              f"#{shown.anchor}" if bad else None))  # fmt: skip
+            cells.append(
+                Cell(
+                    state,
+                    f"{TITLES.get(cid, cid)} after {shown.step_name}: {shown.summary}",
+                    f"#{shown.anchor}" if bad else None,
+                )
+            )
         failed = sum(1 for c in cells if c.state == "fail")
-        rows.append(CheckRow(cid, TITLES.get(cid, cid), WHY.get(cid, ""), anchor("row", cid), cells,
-                             sum(1 for c in cells if c.state == "pass"), failed))  # fmt: skip
+        rows.append(
+            CheckRow(
+                cid,
+                TITLES.get(cid, cid),
+                WHY.get(cid, ""),
+                anchor("row", cid),
+                cells,
+                sum(1 for c in cells if c.state == "pass"),
+                failed,
+            )
+        )
     groups = [PassGroup(cid, TITLES.get(cid, cid), WHY.get(cid, ""), passes[cid]) for cid in ids if cid in passes]
     return columns, names, rows, failures, groups
 
@@ -211,12 +235,15 @@ def _ops_stats(doc: Rehearsal) -> tuple[list[Stat], str]:
     judged = any(c["name"] == "client-errors" and c["verdict"] != "pass" for c in doc["checks"])
     stats = [
         Stat(f"{len(acked):,}", "ops acknowledged", "ok" if acked else ""),
-        Stat(f"{failed:,}", "ops failed" + (f" ({failed / len(ops):.1%})" if ops else ""),
-             "bad" if judged else "warn" if failed else "ok"),
+        Stat(
+            f"{failed:,}",
+            "ops failed" + (f" ({failed / len(ops):.1%})" if ops else ""),
+            "bad" if judged else "warn" if failed else "ok",
+        ),
         Stat(seconds(percentile(lat, 0.5)), "median latency"),
         Stat(seconds(percentile(lat, 0.99)), "p99 latency"),
         Stat(seconds(lat[-1] if lat else math.nan), "slowest op"),
-    ]  # fmt: skip
+    ]
     text = f"{len(ops):,} client operations ({len(acked):,} acknowledged, {failed:,} failed)"
     if clients:
         text += " from " + ", ".join(clients)
@@ -230,15 +257,24 @@ def _twin_meta(twin: dict[str, Any] | None, failovers: list[float]) -> list[tupl
         aside = twin.get("absent") or []
         out += [
             ("Twin of", str(twin["source"])),
-            ("Twin scale", f"{twin['brokers']:,} brokers run, {twin['topics']:,} topics, {twin['partitions']:,} "
-                           f"partitions"),
-            ("Production brokers not run", ", ".join(map(str, aside)) + " (their partitions not judged)"
-             if aside else "none"),
-        ]  # fmt: skip
+            (
+                "Twin scale",
+                f"{twin['brokers']:,} brokers run, {twin['topics']:,} topics, {twin['partitions']:,} partitions",
+            ),
+            (
+                "Production brokers not run",
+                ", ".join(map(str, aside)) + " (their partitions not judged)" if aside else "none",
+            ),
+        ]
     if failovers:
         ordered = sorted(failovers)
-        out.append(("Controller failover (election to serving)", f"median {seconds(ordered[len(ordered) // 2])}, "
-                    f"slowest {seconds(ordered[-1])} over {len(ordered)} failover(s)"))  # fmt: skip
+        out.append(
+            (
+                "Controller failover (election to serving)",
+                f"median {seconds(ordered[len(ordered) // 2])}, "
+                f"slowest {seconds(ordered[-1])} over {len(ordered)} failover(s)",
+            )
+        )
     return out
 
 
@@ -251,12 +287,16 @@ def build_view(doc: Rehearsal) -> View:
     nodes = doc["nodes"]
     took = max(doc["ended"] - doc["started"], 0.0)
     drills = ", ".join(doc["drills"]) if doc["drills"] else "none"
-    headline = (f"IBP {doc['from_ibp']} → {doc['to_ibp']} on {plural(len(nodes), 'node')}, "
-                f"{plural(doc['zk_servers'], 'ZooKeeper server')}; {ops_text}")  # fmt: skip
+    headline = (
+        f"IBP {doc['from_ibp']} → {doc['to_ibp']} on {plural(len(nodes), 'node')}, "
+        f"{plural(doc['zk_servers'], 'ZooKeeper server')}; {ops_text}"
+    )
     twin, failovers = doc.get("twin"), [f["seconds"] for f in doc.get("failovers") or []]
     if twin:
-        headline = (f"Twin of {twin['source']}: {plural(twin['brokers'], 'broker')}, {twin['topics']:,} topics, "
-                    f"{twin['partitions']:,} partitions; " + headline)  # fmt: skip
+        headline = (
+            f"Twin of {twin['source']}: {plural(twin['brokers'], 'broker')}, {twin['topics']:,} topics, "
+            f"{twin['partitions']:,} partitions; " + headline
+        )
     meta = [
         ("Nodes", ", ".join(str(n) for n in nodes) or "none"),
         ("ZooKeeper servers", f"{doc['zk_servers']:,}"),
@@ -267,26 +307,44 @@ def build_view(doc: Rehearsal) -> View:
         ("Started", datetime.fromtimestamp(doc["started"], tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")),
         ("Duration", duration(took)),
     ]
-    settings = [(str(k), ", ".join(map(str, v)) if isinstance(v, list) else str(v))
-                for k, v in sorted(doc["settings"].items())]  # fmt: skip
+    settings = [
+        (str(k), ", ".join(map(str, v)) if isinstance(v, list) else str(v)) for k, v in sorted(doc["settings"].items())
+    ]
     counts = Counter(v.status for v in steps)
     n_failed = sum(r.failed for r in rows)
     n_passed = sum(r.passed for r in rows)
     stats = [
-        Stat(f"{len(steps) - counts['skipped']:,}/{len(steps):,}", "steps run"
-             + (f", {counts['skipped']:,} skipped" if counts["skipped"] else ""),
-             "bad" if counts["skipped"] or counts["failed"] else "ok"),
+        Stat(
+            f"{len(steps) - counts['skipped']:,}/{len(steps):,}",
+            "steps run" + (f", {counts['skipped']:,} skipped" if counts["skipped"] else ""),
+            "bad" if counts["skipped"] or counts["failed"] else "ok",
+        ),
         Stat(f"{n_passed:,}", "checks passed", "ok" if n_passed else ""),
         Stat(f"{n_failed:,}", "checks failed", "bad" if n_failed else "ok"),
         *op_stats,
         *([Stat(seconds(max(failovers)), f"slowest controller failover of {len(failovers)}")] if failovers else []),
-    ]  # fmt: skip
+    ]
     artefacts = [ArtefactView(a["name"], a["path"], safe_href(a["path"]), a["description"]) for a in doc["artefacts"]]
     figures, notes = figure_divs(doc, steps)
     return View(
-        doc=doc, passed=passed, verdict="PASSED" if passed else "FAILED", headline=headline, meta=meta,
-        settings=settings, stats=stats, failed_checks=_failed_checks(failures),
-        failed_steps=[v for v in steps if v.status == "failed"], skipped=counts["skipped"], steps=steps,
-        columns=columns, column_names=names, rows=rows, failures=failures, passes=passes, artefacts=artefacts,
-        figures=figures, notes=notes, plotly_version=htmlreport.plotly_version(),
-    )  # fmt: skip
+        doc=doc,
+        passed=passed,
+        verdict="PASSED" if passed else "FAILED",
+        headline=headline,
+        meta=meta,
+        settings=settings,
+        stats=stats,
+        failed_checks=_failed_checks(failures),
+        failed_steps=[v for v in steps if v.status == "failed"],
+        skipped=counts["skipped"],
+        steps=steps,
+        columns=columns,
+        column_names=names,
+        rows=rows,
+        failures=failures,
+        passes=passes,
+        artefacts=artefacts,
+        figures=figures,
+        notes=notes,
+        plotly_version=htmlreport.plotly_version(),
+    )
