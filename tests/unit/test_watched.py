@@ -14,8 +14,9 @@ from tenacity import RetryCallState
 from controller.logtags import UNEXPECTED
 from controller.zk.errors import ConnectionLoss, KazooTimeoutError, SessionLost, ZkTimeout, ZkUnavailable
 from controller.zk.multiread import MultiReadTimeoutError
+from controller.zk.pending import Pending
 from controller.zk.types import EventType, KazooState, WatchedEvent
-from controller.zk.watched import BACKOFF, Pending, Stopped, WatchedCache, update_retrying, zk_unavailable
+from controller.zk.watched import BACKOFF, Stopped, WatchedCache, update_retrying, zk_unavailable
 
 # -- the back-off and the retry policy ----------------------------------------------------------------------------
 
