@@ -533,12 +533,12 @@ def _classify(path: str, brokers: set[int], topics: set[str], states: set[tuple[
         rest = path[len(_BROKER_IDS_PREFIX) :]
         if rest.isdigit():
             brokers.add(int(rest))
-    elif path.startswith(_TOPICS_PREFIX):
-        parts = path[len(_TOPICS_PREFIX) :].split("/")
-        if len(parts) == 1:
-            topics.add(parts[0])
-        elif len(parts) == 4 and parts[1] == "partitions" and parts[3] == "state" and parts[2].isdigit():
-            states.add((parts[0], int(parts[2])))
+    elif (kind := _kind(path)) is not None:
+        name, partition = kind
+        if partition is None:
+            topics.add(name)
+        else:
+            states.add((name, partition))
 
 
 def _state_paths(name: str, topic: _Topic) -> list[str]:
