@@ -1,18 +1,25 @@
 """The controller's in-memory model of the cluster, loaded at failover and kept in step with its writes.
 
-Kafka's ControllerContext: only the active controller has one, it is rebuilt from ZooKeeper on every
-election, and it is the controller's *belief*; ZooKeeper stays the truth, and every write is fenced.
+Kafka's ControllerContext: only the active controller has one, it is rebuilt on every election, and it is the
+controller's *belief*; ZooKeeper stays the truth, and every write is fenced.
+
+A partition's record is the metadata image's own (:class:`~controller.image.snapshot.CachedPartition`):
+immutable, so a standby's context *shares* the image's records and its per-topic mappings instead of copying
+a million of them (KRaft's controller and brokers read one ``MetadataImage`` the same way). The controller
+never mutates a record: a write it made replaces the partition's record in its own topic (:meth:`TopicInfo.put`),
+and a topic's mapping is copied from the image only on its first such write. Invariant: nothing the context
+holds is ever changed in place, so the image a broker serves from is never touched by the controller.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
+from controller.image.snapshot import CachedPartition
 from zkmodel.admin import TopicPartition
 from zkmodel.brokers import BrokerRegistration
-from zkmodel.reassignment import ReplicaAssignment
-from zkmodel.topics import PartitionState
 
 
 @dataclass
@@ -26,23 +33,30 @@ class LiveBroker:
         return self.registration.rack
 
 
-@dataclass(slots=True)
-class PartitionInfo:
-    assignment: ReplicaAssignment
-    state: PartitionState | None = None
-    partition_epoch: int = -1  # zkVersion of the state znode; -1 when it does not exist
+#: The controller's record of one partition: the image's (assignment, state fields, zkVersion), replaced on
+#: every change. ``state`` is None and ``partition_epoch`` -1 without a state znode.
+PartitionInfo: TypeAlias = CachedPartition
 
 
 @dataclass(slots=True)
 class TopicInfo:
     name: str
     topic_id: str | None
-    partitions: dict[int, PartitionInfo] = field(default_factory=dict)
+    #: The image's own mapping until this controller first writes one of the topic's partitions
+    #: (:meth:`put`), then this context's copy.
+    partitions: Mapping[int, PartitionInfo] = field(default_factory=dict)
     znode_json_version: int = 3
+
+    def put(self, partition: int, info: PartitionInfo) -> None:
+        """Replace one partition's record (the only way the context changes one)."""
+        parts = self.partitions
+        if type(parts) is not dict:
+            parts = self.partitions = dict(parts)
+        parts[partition] = info
 
     @property
     def is_reassigning(self) -> bool:
-        return any(p.assignment.is_being_reassigned for p in self.partitions.values())
+        return any(p.adding or p.removing for p in self.partitions.values())
 
 
 @dataclass
@@ -64,6 +78,10 @@ class ControllerContext:
         topic = self.topics.get(tp.topic)
         return None if topic is None else topic.partitions.get(tp.partition)
 
+    def put(self, tp: TopicPartition, info: PartitionInfo) -> None:
+        """Replace the record of ``tp`` (a topic this context knows)."""
+        self.topics[tp.topic].put(tp.partition, info)
+
     def all_partitions(self) -> Iterator[tuple[TopicPartition, PartitionInfo]]:
         for name, topic in self.topics.items():
             for p, info in topic.partitions.items():
@@ -74,7 +92,7 @@ class ControllerContext:
         # those they return: most partitions are not moving, offline or under-replicated.
         for name, topic in self.topics.items():
             for p, info in topic.partitions.items():
-                if info.assignment.is_being_reassigned:
+                if info.adding or info.removing:
                     yield TopicPartition(name, p), info
 
     def offline_partitions(self) -> list[TopicPartition]:
@@ -85,8 +103,7 @@ class ControllerContext:
             if name in self.topics_to_delete:
                 continue
             for p, info in topic.partitions.items():
-                state = info.state
-                if state is None or state.leader not in live:
+                if info.leader_epoch < 0 or info.leader not in live:  # no state znode, or its leader is gone
                     out.append(TopicPartition(name, p))
         return out
 
@@ -95,7 +112,7 @@ class ControllerContext:
             TopicPartition(name, p)
             for name, topic in self.topics.items()
             for p, info in topic.partitions.items()
-            if info.state is not None and len(info.state.isr) < len(info.assignment.target)
+            if info.leader_epoch >= 0 and len(info.isr) < len(info.target)
         ]
 
     def partitions_led_by(self, broker_id: int) -> list[TopicPartition]:
@@ -103,7 +120,7 @@ class ControllerContext:
             TopicPartition(name, p)
             for name, topic in self.topics.items()
             for p, info in topic.partitions.items()
-            if info.state is not None and info.state.leader == broker_id
+            if info.leader_epoch >= 0 and info.leader == broker_id
         ]
 
     def counts(self) -> dict[str, int]:
@@ -116,16 +133,15 @@ class ControllerContext:
             deleting = name in self.topics_to_delete
             partitions += len(topic.partitions)
             for info in topic.partitions.values():
-                a, state = info.assignment, info.state
-                if state is None:
+                if info.leader_epoch < 0:  # no (readable) state znode
                     offline += not deleting
                 else:
-                    offline += not deleting and state.leader not in live
-                    under += len(state.isr) < len(a.replicas) - len(a.removing)  # |TRS| = |RS| - |RR|
-                if a.adding or a.removing:
+                    offline += not deleting and info.leader not in live
+                    under += len(info.isr) < len(info.replicas) - len(info.removing)  # |TRS| = |RS| - |RR|
+                if info.adding or info.removing:
                     reassigning += 1
-                    adding += len(a.adding)
-                    removing += len(a.removing)
+                    adding += len(info.adding)
+                    removing += len(info.removing)
         return {
             "offline": offline,
             "under_replicated": under,

@@ -70,6 +70,9 @@ def load_topics(
     since = session.last_zxid
     topics: dict[str, TopicInfo] = {}
     topic_paths = [paths.topic(n) for n in names]
+    # What each state znode read completes: the topic's mapping, the partition and its assignment.
+    slots: list[tuple[dict[int, PartitionInfo], int, ReplicaAssignment]] = []
+    state_paths: list[str] = []
     # A partition not moving shares one ReplicaAssignment per distinct replica list with every other one.
     settled: dict[tuple[int, ...], ReplicaAssignment] = {}
 
@@ -85,45 +88,39 @@ def load_topics(
                 report.bad_znodes.append(str(exc))
                 log.error("skipping topic %s: %s", name, exc)
                 continue
-            info = TopicInfo(name, znode.topic_id, znode_json_version=znode.version)
+            parts: dict[int, PartitionInfo] = {}
             adding, removing = znode.adding_replicas, znode.removing_replicas
-            parts = info.partitions
+            base = f"{topic_paths[i]}/partitions/"
             for p, replicas in znode.partitions.items():
                 if p in adding or p in removing:
                     assignment = ReplicaAssignment(replicas, adding.get(p, ()), removing.get(p, ()))
                 else:
                     assignment = settled.get(replicas) or settled.setdefault(replicas, ReplicaAssignment(replicas))
-                parts[p] = PartitionInfo(assignment)
-            topics[name] = info
+                slots.append((parts, p, assignment))
+                state_paths.append(f"{base}{p}/state")
+            topics[name] = TopicInfo(name, znode.topic_id, parts, znode.version)
 
     session.read_data_into(topic_paths, on_topics, expected_size=120)
     report.znodes_read += len(topic_paths)
     if watch is not None:
         session.watch_data(topic_paths, watch, since)
 
-    infos: list[PartitionInfo] = []
-    state_paths: list[str] = []
-    for name, topic in topics.items():
-        base = f"{paths.topic(name)}/partitions/"
-        for p, info in topic.partitions.items():
-            infos.append(info)
-            state_paths.append(f"{base}{p}/state")
     decode = PartitionState.decode
+    record = PartitionInfo.of
 
     def on_states(start: int, datas: list[bytes | None], versions: list[int]) -> None:
         for i, data in enumerate(datas, start):
-            info = infos[i]
+            parts, p, assignment = slots[i]
             version = versions[i - start]
             if version < 0:
-                info.state, info.partition_epoch = None, -1
+                parts[p] = record(p, assignment)
                 continue
-            info.partition_epoch = version
             try:
-                info.state = decode(state_paths[i], data)
+                parts[p] = record(p, assignment, decode(state_paths[i], data), version)
             except ZnodeFormatError as exc:
                 log.error("unreadable partition state: %s", exc)
                 report.bad_znodes.append(str(exc))
-                info.state = None
+                parts[p] = record(p, assignment, None, version)
 
     session.read_data_into(state_paths, on_states, expected_size=80)
     report.znodes_read += len(state_paths)

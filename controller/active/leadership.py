@@ -56,13 +56,11 @@ class Leadership:
             for name, topic in self.ctx.topics.items()
             if name not in self.ctx.topics_to_delete
             for p, i in topic.partitions.items()
-            if i.state is None
+            if not i.has_state
         ]
         written = create_states(self.ctx, self.writer, no_state)
         offline = [tp for tp in self.ctx.offline_partitions() if tp not in written]
-        written.update(
-            self._elect(offline, lambda i, st: leaders.offline(i.assignment.replicas, st.isr, self.ctx.is_live))
-        )
+        written.update(self._elect(offline, lambda i, st: leaders.offline(i.replicas, st.isr, self.ctx.is_live)))
         return written
 
     def on_broker_failure(self, dead: Collection[int]) -> str:
@@ -72,7 +70,7 @@ class Leadership:
         elected = self.trigger_online()
         replicas: dict[TopicPartition, list[int]] = {}
         for tp, info in self.ctx.all_partitions():
-            gone = [r for r in info.assignment.replicas if r in dead]
+            gone = [r for r in info.replicas if r in dead]
             if gone and tp.topic not in self.ctx.topics_to_delete:
                 replicas[tp] = gone
         self.reassigner.offline_replicas(replicas)
@@ -100,7 +98,7 @@ class Leadership:
                 continue
             state = info.state
             if election_type == PREFERRED:
-                preferred = info.assignment.replicas[0] if info.assignment.replicas else -1
+                preferred = info.replicas[0] if info.replicas else -1
                 if state is not None and state.leader == preferred:
                     results[tp] = (E.ELECTION_NOT_NEEDED, "Leader election not needed for topic partition.")
                     continue
@@ -109,9 +107,7 @@ class Leadership:
                 continue
             eligible.append(tp)
         if election_type == PREFERRED:
-            written = self._elect(
-                eligible, lambda i, st: leaders.preferred(i.assignment.replicas, st.isr, self.ctx.is_live)
-            )
+            written = self._elect(eligible, lambda i, st: leaders.preferred(i.replicas, st.isr, self.ctx.is_live))
             failure = (
                 E.PREFERRED_LEADER_NOT_AVAILABLE,
                 "Failed to elect leader for partition {tp} under strategy "
@@ -119,7 +115,7 @@ class Leadership:
             )
         else:
             written = self._elect(
-                eligible, lambda i, st: leaders.offline(i.assignment.replicas, st.isr, self.ctx.is_live, unclean=True)
+                eligible, lambda i, st: leaders.offline(i.replicas, st.isr, self.ctx.is_live, unclean=True)
             )
             failure = (
                 E.ELIGIBLE_LEADERS_NOT_AVAILABLE,
@@ -179,7 +175,7 @@ class Leadership:
                 log.error("AlterPartition for %s failed: %r", tp, result)
                 results[tp] = IsrResult(E.UNKNOWN_SERVER_ERROR)
             else:
-                info.state, info.partition_epoch = new, result.stat.version
+                self.ctx.put(tp, info.with_state(new, result.stat.version))
                 results[tp] = IsrResult(E.NONE, new, result.stat.version)
         self.reassigner.maybe_complete(tp for tp, r in results.items() if r.error is E.NONE)
         return E.NONE, results
@@ -195,20 +191,17 @@ class Leadership:
         led = [
             tp
             for tp, info in self.ctx.all_partitions()
-            if info.state is not None and info.state.leader == broker_id and len(info.assignment.replicas) > 1
+            if info.leader_epoch >= 0 and info.leader == broker_id and len(info.replicas) > 1
         ]
         shutting = self.ctx.shutting_down
         self._elect(
             led,
-            lambda i, st: leaders.controlled_shutdown(i.assignment.replicas, st.isr, self.ctx.is_live, shutting),
+            lambda i, st: leaders.controlled_shutdown(i.replicas, st.isr, self.ctx.is_live, shutting),
         )
         followers = {
             tp: [broker_id]
             for tp, info in self.ctx.all_partitions()
-            if info.state is not None
-            and info.state.leader != broker_id
-            and broker_id in info.state.isr
-            and len(info.assignment.replicas) > 1
+            if info.leader_epoch >= 0 and info.leader != broker_id and broker_id in info.isr and len(info.replicas) > 1
         }
         self.reassigner.offline_replicas(followers)
         return E.NONE, self.ctx.partitions_led_by(broker_id)

@@ -444,11 +444,11 @@ class Controller:
         active.leadership.trigger_online()
         live = ctx.live_brokers.keys() - ctx.shutting_down
         dead_replicas = {
-            TopicPartition(name, p): [r for r in info.assignment.replicas if r not in live]
+            TopicPartition(name, p): [r for r in info.replicas if r not in live]
             for name, topic in ctx.topics.items()
             if name not in ctx.topics_to_delete
             for p, info in topic.partitions.items()
-            if not live.issuperset(info.assignment.replicas)
+            if not live.issuperset(info.replicas)
         }
         active.reassigner.offline_replicas(dead_replicas)
         # initializePartitionReassignments: the legacy znode first (it overrides AR/RR), then the rest.
@@ -561,7 +561,7 @@ class Controller:
             if not added:
                 continue
             for p, replicas in added.items():
-                known.partitions[p] = PartitionInfo(ReplicaAssignment(replicas))
+                known.put(p, PartitionInfo.of(p, ReplicaAssignment(replicas)))
             lines.append(f"partitions {sorted(added)} added to topic {topic} outside the controller")
         if lines:
             self.active.leadership.trigger_online()

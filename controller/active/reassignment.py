@@ -66,7 +66,7 @@ class Reassigner:
 
     def refresh(self, tps: Collection[TopicPartition]) -> None:
         """Re-read partition states from ZooKeeper, pipelined (Kafka's isReassignmentComplete reads ZK)."""
-        read_states(self.session, self.ctx.partition, tps)
+        read_states(self.session, self.ctx, tps)
 
     def bump_epochs(self, tps: Iterable[TopicPartition], *, unless_complete: bool = False) -> list[TopicPartition]:
         """A new leader epoch with the same leader and ISR (updateLeaderEpoch). ``unless_complete`` (phase A1):
@@ -111,22 +111,22 @@ class Reassigner:
         to_elect, to_bump = [], []
         for tp in tps:
             info = self.ctx.partition(tp)
-            if info is None or info.state is None:
+            if info is None or not info.has_state:
                 continue
-            leader = info.state.leader
-            if leader not in info.assignment.replicas or not self.ctx.is_live(leader):
+            leader = info.leader
+            if leader not in info.replicas or not self.ctx.is_live(leader):
                 to_elect.append(tp)
             else:
                 to_bump.append(tp)
         epoch = self.ctx.epoch
 
         def elect(tp: TopicPartition, info: PartitionInfo) -> PartitionState | None:
-            state, assignment = info.state, info.assignment
+            state = info.state
             if state is None:
                 return None
-            choice = leaders.reassignment(assignment.replicas, state.isr, self.ctx.is_live)
+            choice = leaders.reassignment(info.replicas, state.isr, self.ctx.is_live)
             if choice is None:
-                log.error("no eligible leader in %s for reassigned partition %s", list(assignment.replicas), tp)
+                log.error("no eligible leader in %s for reassigned partition %s", list(info.replicas), tp)
                 return None
             return leaders.apply(state, choice, epoch)
 
@@ -142,11 +142,11 @@ class Reassigner:
             info = self.ctx.partition(tp)
             if info is None:
                 continue
-            if info.assignment != new:
-                gone = [r for r in info.assignment.replicas if r not in new.replicas]
+            if (info.replicas, info.adding, info.removing) != (new.replicas, new.adding, new.removing):
+                gone = [r for r in info.replicas if r not in new.replicas]
                 if gone:
                     unneeded[tp] = gone
-                info.assignment = new
+                self.ctx.put(tp, info.with_assignment(new))
                 changed_topics.add(tp.topic)
         self.write_topics(changed_topics)  # U1 before anything else
         self.offline_replicas(unneeded)  # U3: replicas of a superseded move
@@ -155,7 +155,7 @@ class Reassigner:
         # its zkVersion (partition_epoch), and the A1 write is conditional on that version: a state someone else
         # changed meanwhile (a broker's legacy ISR write) fails the write, is re-read and decided again below.
         # So only the states the context lacks are read; a 100,000-partition request skips 100,000 reads.
-        self.refresh([tp for tp in moving if (i := self.ctx.partition(tp)) is not None and i.state is None])
+        self.refresh([tp for tp in moving if (i := self.ctx.partition(tp)) is not None and not i.has_state])
         complete = [tp for tp in moves if self._complete(tp)]
         done = set(complete)
         late = self.bump_epochs([tp for tp in moving if tp not in done], unless_complete=True)  # A1
@@ -165,9 +165,9 @@ class Reassigner:
         info = self.ctx.partition(tp)
         if info is None:
             return False
-        if not info.assignment.is_being_reassigned:
+        if not info.is_being_reassigned:
             return True
-        return info.state is not None and set(info.assignment.target) <= set(info.state.isr)
+        return info.has_state and set(info.target) <= set(info.isr)
 
     def complete(self, tps: Sequence[TopicPartition]) -> None:
         """Phase B for partitions whose target replicas are all in the ISR."""
@@ -179,9 +179,10 @@ class Reassigner:
             info = self.ctx.partition(tp)
             if info is None:
                 continue
-            removing[tp] = list(info.assignment.removing)
-            info.assignment = info.assignment.complete()  # B2
-            completed[tp] = info.assignment.replicas
+            removing[tp] = list(info.removing)
+            done = info.assignment.complete()  # B2
+            self.ctx.put(tp, info.with_assignment(done))
+            completed[tp] = done.replicas
         self.move_leaders(completed)  # B3
         self.offline_replicas(removing)  # B4/B5
         self.write_topics({tp.topic for tp in completed})  # B6
@@ -193,7 +194,7 @@ class Reassigner:
 
     def maybe_complete(self, tps: Iterable[TopicPartition]) -> None:
         """After an ISR change: finish the moves whose target has caught up."""
-        ready = [tp for tp in tps if (i := self.ctx.partition(tp)) and i.assignment.is_being_reassigned]
+        ready = [tp for tp in tps if (i := self.ctx.partition(tp)) and i.is_being_reassigned]
         self.complete([tp for tp in ready if self._complete(tp)])
 
     def resume(self, predicate: Callable[[TopicPartition, ReplicaAssignment], bool] | None = None) -> None:

@@ -20,11 +20,10 @@ from __future__ import annotations
 import logging
 import time
 
-from controller.active.context import ControllerContext, LiveBroker, PartitionInfo, TopicInfo
+from controller.active.context import ControllerContext, LiveBroker, TopicInfo
 from controller.active.failover import LoadReport, load_admin_znodes
 from controller.image.snapshot import MetadataSnapshot
 from controller.zk.session import ZkSession
-from zkmodel.reassignment import ReplicaAssignment
 
 log = logging.getLogger(__name__)
 
@@ -44,22 +43,14 @@ def context_from_image(
     ctx.live_brokers = {
         b.broker_id: LiveBroker(b.broker_id, b.registration, b.epoch) for b in snapshot.brokers.values()
     }
-    # As in the cold load: a partition not moving shares one ReplicaAssignment per distinct replica list, and
-    # the topics are in name order (the order the failover's scans and writes then follow).
-    settled: dict[tuple[int, ...], ReplicaAssignment] = {}
+    # The image's partition records and per-topic mappings are shared, not copied (the context replaces a
+    # record rather than changing it, and copies a topic's mapping on its first write): building the context
+    # costs one TopicInfo per topic. The topics are in name order, as in the cold load (the order the
+    # failover's scans and writes then follow).
     topics = ctx.topics
     for name in sorted(snapshot.topics):
         cached = snapshot.topics[name]
-        info = TopicInfo(name, cached.topic_id, znode_json_version=cached.znode_version)
-        parts = info.partitions
-        for p, part in cached.partitions.items():
-            replicas = part.replicas
-            if part.adding or part.removing:
-                assignment = ReplicaAssignment(replicas, part.adding, part.removing)
-            else:
-                assignment = settled.get(replicas) or settled.setdefault(replicas, ReplicaAssignment(replicas))
-            parts[p] = PartitionInfo(assignment, part.state, part.partition_epoch)
-        topics[name] = info
+        topics[name] = TopicInfo(name, cached.topic_id, cached.partitions, cached.znode_version)
     for path, error in sorted(snapshot.unreadable.items()):
         # reported as the cold load reports what it cannot read: the topic skipped, the partition without leader
         log.error("skipping unreadable %s (as this node's image read it): %s", path, error)

@@ -33,7 +33,7 @@ MAX_ATTEMPTS = 10
 
 def read_states(
     session: ZkSession,
-    partition: Callable[[TopicPartition], PartitionInfo | None],
+    ctx: ControllerContext,
     tps: Collection[TopicPartition],
 ) -> list[str]:
     """Read the state znodes of ``tps`` in one pipelined multiRead and store them (ZooKeeper is the truth:
@@ -42,20 +42,19 @@ def read_states(
     found = session.read_data(list(state_paths.values()), expected_size=80)
     bad = []
     for tp, path in state_paths.items():
-        info = partition(tp)
+        info = ctx.partition(tp)
         if info is None:
             continue
         result = found.get(path)
         if result is None:
-            info.state, info.partition_epoch = None, -1
+            ctx.put(tp, info.with_state(None, -1))
             continue
         try:
-            info.state = PartitionState.decode(path, result[0])
-            info.partition_epoch = result[1].version
+            ctx.put(tp, info.with_state(PartitionState.decode(path, result[0]), result[1].version))
         except ZnodeFormatError as exc:
             log.error("unreadable partition state: %s", exc)
             bad.append(str(exc))
-            info.state, info.partition_epoch = None, result[1].version
+            ctx.put(tp, info.with_state(None, result[1].version))
     return bad
 
 
@@ -67,7 +66,7 @@ def update_states(
     transition: Transition,
 ) -> dict[TopicPartition, PartitionState]:
     """Apply ``transition`` to each partition that has a state znode; returns the states written."""
-    todo = [tp for tp in partitions if (info := ctx.partition(tp)) is not None and info.state is not None]
+    todo = [tp for tp in partitions if (info := ctx.partition(tp)) is not None and info.has_state]
     written: dict[TopicPartition, PartitionState] = {}
     logged = log.isEnabledFor(logging.INFO)
     for attempt in attempts(MAX_ATTEMPTS):  # partitions still racing after that wait for the next event
@@ -75,7 +74,7 @@ def update_states(
             planned: list[tuple[TopicPartition, PartitionInfo, PartitionState]] = []
             for tp in todo:
                 info = ctx.partition(tp)
-                if info is None or info.state is None:
+                if info is None or not info.has_state:
                     continue
                 new = transition(tp, info)
                 if new is not None and new != info.state:
@@ -93,10 +92,10 @@ def update_states(
                 else:
                     if logged:
                         _log_change(ctx.epoch, tp, info.state, new)
-                    info.state, info.partition_epoch = new, result.stat.version
+                    ctx.put(tp, info.with_state(new, result.stat.version))
                     written[tp] = new
             if retry:
-                read_states(session, ctx.partition, retry)  # a leader changed them meanwhile: re-read, recompute
+                read_states(session, ctx, retry)  # a leader changed them meanwhile: re-read, recompute
                 todo = retry
                 raise Raced(f"{len(retry)} partition states changed under us")
     return written
@@ -114,9 +113,9 @@ def create_states(
         info = ctx.partition(tp)
         if info is None or info.state is not None:
             continue
-        election = leaders.initial(info.assignment.replicas, ctx.is_live)
+        election = leaders.initial(info.replicas, ctx.is_live)
         if election is None:
-            log.warning("no live replica for new partition %s (replicas %s)", tp, list(info.assignment.replicas))
+            log.warning("no live replica for new partition %s (replicas %s)", tp, list(info.replicas))
             continue
         new = leaders.apply(None, election, ctx.epoch)
         planned.append((tp, info, new))
@@ -136,10 +135,10 @@ def create_states(
         if isinstance(state_result, KazooException):
             log.error("could not create state of %s: %r", tp, state_result)
             continue
-        info.state, info.partition_epoch = new, 0
+        ctx.put(tp, info.with_state(new, 0))
         written[tp] = new
         if logged:
-            _log_change(ctx.epoch, tp, None, new, info.assignment.replicas)
+            _log_change(ctx.epoch, tp, None, new, info.replicas)
     return written
 
 
@@ -150,7 +149,7 @@ def log_new_topic(epoch: int, topic: TopicInfo) -> None:
         return
     for p, info in topic.partitions.items():
         if info.state is not None:
-            _log_change(epoch, TopicPartition(topic.name, p), None, info.state, info.assignment.replicas)
+            _log_change(epoch, TopicPartition(topic.name, p), None, info.state, info.replicas)
 
 
 def _log_change(

@@ -110,11 +110,11 @@ def plan_topic(
 def topic_znode(topic: TopicInfo, *, uses_topic_ids: bool) -> bytes:
     """Version 3 (with the id) at IBP >= 2.8-IV0, version 2 below; an existing id is never dropped."""
     version = 3 if uses_topic_ids or topic.topic_id is not None else 2
-    parts = {p: i.assignment for p, i in topic.partitions.items()}
+    parts = topic.partitions
     return TopicAssignment(
-        partitions={p: a.replicas for p, a in parts.items()},
-        adding_replicas={p: a.adding for p, a in parts.items() if a.adding},
-        removing_replicas={p: a.removing for p, a in parts.items() if a.removing},
+        partitions={p: i.replicas for p, i in parts.items()},
+        adding_replicas={p: i.adding for p, i in parts.items() if i.adding},
+        removing_replicas={p: i.removing for p, i in parts.items() if i.removing},
         topic_id=topic.topic_id if version == 3 else None,
         version=version,
     ).encode()
@@ -125,7 +125,7 @@ def _new_topic(
 ) -> tuple[TopicInfo, list[Op]]:
     """The new topic's model and the ops that create its config, topic znode and partitions parent."""
     topic = TopicInfo(new.name, random_uuid() if uses_topic_ids else None)
-    topic.partitions = {p: PartitionInfo(ReplicaAssignment(tuple(r))) for p, r in sorted(assignment.items())}
+    topic.partitions = {p: PartitionInfo.of(p, ReplicaAssignment(tuple(r))) for p, r in sorted(assignment.items())}
     topic.znode_json_version = 3 if uses_topic_ids else 2
     ops: list[Op] = [
         Create(paths.entity_config("topics", new.name), EntityConfig(dict(new.configs)).encode()),
@@ -184,11 +184,10 @@ def create_topics(
         topic, ops = _new_topic(new, assignment, uses_topic_ids=uses_topic_ids)
         states: dict[int, PartitionState] = {}
         for p, info in topic.partitions.items():
-            election = leaders.initial(info.assignment.replicas, ctx.is_live)
+            election = leaders.initial(info.replicas, ctx.is_live)
             ops.append(Create(paths.partition(new.name, p), None))
             if election is None:
-                log.warning("no live replica for new partition %s-%d (replicas %s)", new.name, p,
-                            list(info.assignment.replicas))  # fmt: skip
+                log.warning("no live replica for new partition %s-%d (replicas %s)", new.name, p, list(info.replicas))
                 continue
             states[p] = leaders.apply(None, election, ctx.epoch)
             ops.append(Create(paths.partition_state(new.name, p), states[p].encode()))
@@ -212,7 +211,7 @@ def create_topics(
                 out[new.name] = (exc.error, exc.message)
             continue
         for p, state in states.items():
-            topic.partitions[p].state, topic.partitions[p].partition_epoch = state, 0
+            topic.put(p, topic.partitions[p].with_state(state, 0))
         ctx.topics[new.name] = topic
         log_new_topic(ctx.epoch, topic)
         log.info("created topic %s (%s) with %d partitions", new.name, topic.topic_id, len(topic.partitions))
@@ -277,7 +276,7 @@ def plan_new_partitions(
         )
     if count == old:
         raise KafkaApiError(E.INVALID_PARTITIONS, f"Topic already has {old} partitions.")
-    first = topic.partitions[0].assignment.replicas if 0 in topic.partitions else ()
+    first = topic.partitions[0].replicas if 0 in topic.partitions else ()
     if assignment is not None:
         live = set(ctx.live_brokers)
         unknown = sorted({b for r in assignment for b in r} - live)
@@ -329,6 +328,6 @@ def add_partitions(
     if uses_topic_ids and topic.topic_id is None:
         topic.topic_id = random_uuid()
     for p, replicas in added.items():
-        topic.partitions[p] = PartitionInfo(ReplicaAssignment(replicas))
+        topic.put(p, PartitionInfo.of(p, ReplicaAssignment(replicas)))
     writer.atomic([SetData(paths.topic(name), topic_znode(topic, uses_topic_ids=uses_topic_ids))])
     create_states(ctx, writer, [TopicPartition(name, p) for p in added])

@@ -14,7 +14,8 @@ from types import MappingProxyType
 from typing import Final
 
 from zkmodel.brokers import BrokerRegistration
-from zkmodel.topics import RECOVERED, PartitionState
+from zkmodel.reassignment import ReplicaAssignment
+from zkmodel.topics import NO_LEADER, RECOVERED, PartitionState
 
 __all__ = [
     "EMPTY_SNAPSHOT",
@@ -66,6 +67,20 @@ class CachedPartition:
     controller_epoch: int = -1
     leader_recovery_state: int = RECOVERED
 
+    @classmethod
+    def of(
+        cls, partition: int, assignment: ReplicaAssignment, state: PartitionState | None = None, epoch: int = -1
+    ) -> CachedPartition:
+        """The record of a partition with ``assignment`` and, when it has a readable state znode, ``state``
+        (at zkVersion ``epoch``; -1 without a state znode, the znode's version when it is unreadable)."""
+        a = assignment
+        if state is None:
+            return cls(partition, a.replicas, (), NO_LEADER, -1, a.adding, a.removing, epoch)
+        leader, leader_epoch, controller_epoch, isr, recovery = state
+        return cls(
+            partition, a.replicas, isr, leader, leader_epoch, a.adding, a.removing, epoch, controller_epoch, recovery
+        )
+
     @property
     def state(self) -> PartitionState | None:
         """The state znode as decoded (None when missing or unreadable: leader epoch -1)."""
@@ -75,6 +90,59 @@ class CachedPartition:
         return _new_tuple(
             PartitionState,
             (self.leader, self.leader_epoch, self.controller_epoch, self.isr, self.leader_recovery_state),
+        )
+
+    @property
+    def has_state(self) -> bool:
+        """Whether the partition has a readable state znode (``state`` is not None), without building it."""
+        return self.leader_epoch >= 0
+
+    @property
+    def assignment(self) -> ReplicaAssignment:
+        """RS, AR and RR as the topic znode holds them (built on each call: scans read the fields)."""
+        return ReplicaAssignment(self.replicas, self.adding, self.removing)
+
+    @property
+    def target(self) -> tuple[int, ...]:
+        """TRS = RS - RR: where the partition will be once a move completes (RS itself when not moving)."""
+        removing = self.removing
+        return self.replicas if not removing else tuple(r for r in self.replicas if r not in removing)
+
+    @property
+    def is_being_reassigned(self) -> bool:
+        return bool(self.adding or self.removing)
+
+    def with_state(self, state: PartitionState | None, epoch: int) -> CachedPartition:
+        """This partition with ``state`` written (or found) at zkVersion ``epoch``."""
+        if state is None:
+            return CachedPartition(self.partition, self.replicas, (), NO_LEADER, -1, self.adding, self.removing, epoch)
+        leader, leader_epoch, controller_epoch, isr, recovery = state
+        return CachedPartition(
+            self.partition,
+            self.replicas,
+            isr,
+            leader,
+            leader_epoch,
+            self.adding,
+            self.removing,
+            epoch,
+            controller_epoch,
+            recovery,
+        )
+
+    def with_assignment(self, assignment: ReplicaAssignment) -> CachedPartition:
+        """This partition with its topic znode's assignment rewritten (the state znode is not touched)."""
+        return CachedPartition(
+            self.partition,
+            assignment.replicas,
+            self.isr,
+            self.leader,
+            self.leader_epoch,
+            assignment.adding,
+            assignment.removing,
+            self.partition_epoch,
+            self.controller_epoch,
+            self.leader_recovery_state,
         )
 
 

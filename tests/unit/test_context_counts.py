@@ -19,15 +19,15 @@ def test_counts_match_the_scans() -> None:
     ctx.shutting_down = {3}
     t = TopicInfo("t", None)
     t.partitions = {
-        0: PartitionInfo(ReplicaAssignment((1, 2)), PartitionState(1, 0, 3, (1, 2)), 0),  # healthy
-        1: PartitionInfo(ReplicaAssignment((1, 2)), PartitionState(4, 0, 3, (1,)), 0),  # dead leader, short ISR
-        2: PartitionInfo(ReplicaAssignment((3, 1)), PartitionState(3, 0, 3, (3, 1)), 0),  # leader shutting down
-        3: PartitionInfo(ReplicaAssignment((1, 2)), None, -1),  # no state
-        4: PartitionInfo(ReplicaAssignment((4, 1, 2), (4,), (2,)), PartitionState(1, 0, 3, (1, 2)), 0),  # moving
-        5: PartitionInfo(ReplicaAssignment((1, 2)), PartitionState(-1, 0, 3, (2,)), 0),  # no leader
+        0: PartitionInfo.of(0, ReplicaAssignment((1, 2)), PartitionState(1, 0, 3, (1, 2)), 0),  # healthy
+        1: PartitionInfo.of(1, ReplicaAssignment((1, 2)), PartitionState(4, 0, 3, (1,)), 0),  # dead leader, short ISR
+        2: PartitionInfo.of(2, ReplicaAssignment((3, 1)), PartitionState(3, 0, 3, (3, 1)), 0),  # leader shutting down
+        3: PartitionInfo.of(3, ReplicaAssignment((1, 2)), None, -1),  # no state
+        4: PartitionInfo.of(4, ReplicaAssignment((4, 1, 2), (4,), (2,)), PartitionState(1, 0, 3, (1, 2)), 0),  # moving
+        5: PartitionInfo.of(5, ReplicaAssignment((1, 2)), PartitionState(-1, 0, 3, (2,)), 0),  # no leader
     }
     gone = TopicInfo("gone", None)
-    gone.partitions = {0: PartitionInfo(ReplicaAssignment((1, 2)), PartitionState(5, 0, 3, (5,)), 0)}
+    gone.partitions = {0: PartitionInfo.of(0, ReplicaAssignment((1, 2)), PartitionState(5, 0, 3, (5,)), 0)}
     ctx.topics = {"t": t, "gone": gone}
     ctx.topics_to_delete = {"gone"}
     counts = ctx.counts()
