@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 
 from controller.active import leader_election as leaders
 from controller.active.api import IsrResult, IsrUpdate
-from controller.active.context import ControllerContext, PartitionInfo
+from controller.active.context import ControllerContext, PartitionInfo, Survey
 from controller.active.reassignment import Reassigner
 from controller.active.state_changes import create_states, update_states
 from controller.zk.errors import BadVersionError, KazooException
@@ -48,18 +48,13 @@ class Leadership:
 
         return update_states(self.ctx, self.writer, self.session, tps, transition)
 
-    def trigger_online(self) -> dict[TopicPartition, PartitionState]:
+    def trigger_online(self, survey: Survey | None = None) -> dict[TopicPartition, PartitionState]:
         """triggerOnlinePartitionStateChange: partitions without a state get one; partitions whose leader is
-        gone elect from the live ISR (clean election only)."""
-        no_state = [
-            TopicPartition(name, p)
-            for name, topic in self.ctx.topics.items()
-            if name not in self.ctx.topics_to_delete
-            for p, i in topic.partitions.items()
-            if not i.has_state
-        ]
-        written = create_states(self.ctx, self.writer, no_state)
-        offline = [tp for tp in self.ctx.offline_partitions() if tp not in written]
+        gone elect from the live ISR (clean election only). ``survey``: the context's, taken since the last
+        change of the brokers or the partitions (else taken here)."""
+        found = self.ctx.survey() if survey is None else survey
+        written = create_states(self.ctx, self.writer, found.no_state)
+        offline = [tp for tp in found.offline if tp not in written]
         written.update(self._elect(offline, lambda i, st: leaders.offline(i.replicas, st.isr, self.ctx.is_live)))
         return written
 
@@ -69,10 +64,13 @@ class Leadership:
             self.ctx.shutting_down.discard(broker_id)
         elected = self.trigger_online()
         replicas: dict[TopicPartition, list[int]] = {}
-        for tp, info in self.ctx.all_partitions():
-            gone = [r for r in info.replicas if r in dead]
-            if gone and tp.topic not in self.ctx.topics_to_delete:
-                replicas[tp] = gone
+        deleting, gone = self.ctx.topics_to_delete, frozenset(dead)
+        for name, topic in self.ctx.topics.items():
+            if name in deleting:
+                continue
+            for p, info in topic.partitions.items():
+                if not gone.isdisjoint(info.replicas):
+                    replicas[TopicPartition(name, p)] = [r for r in info.replicas if r in gone]
         self.reassigner.offline_replicas(replicas)
         return (
             f"broker(s) {sorted(dead)} gone: {len(elected)} partition(s) got a new leader, "

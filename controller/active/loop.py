@@ -441,19 +441,15 @@ class Controller:
         active = Active(ctx, writer, self.session, self.uses_topic_ids, self._reassignments_completed)
         self.active = active
         self._upgrade_topic_znodes(report.topics_to_upgrade)
-        active.leadership.trigger_online()
-        live = ctx.live_brokers.keys() - ctx.shutting_down
-        dead_replicas = {
-            TopicPartition(name, p): [r for r in info.replicas if r not in live]
-            for name, topic in ctx.topics.items()
-            if name not in ctx.topics_to_delete
-            for p, info in topic.partitions.items()
-            if not live.issuperset(info.replicas)
-        }
-        active.reassigner.offline_replicas(dead_replicas)
+        # One pass finds what the failover's state changes start from (Kafka's onControllerFailover: online
+        # partitions, offline replicas, reassignments to resume); none of its steps before the resume changes
+        # the brokers or an assignment it would change.
+        survey = ctx.survey()
+        active.leadership.trigger_online(survey)
+        active.reassigner.offline_replicas(survey.dead_replicas)
         # initializePartitionReassignments: the legacy znode first (it overrides AR/RR), then the rest.
         from_znode = active.reassigner.process_zk_znode() if self._watch_reassign_znode() else set()
-        active.reassigner.resume(lambda tp, _a: tp not in from_znode)
+        active.reassigner.resume(lambda tp, _a: tp not in from_znode, among=survey.moving)
         deleted = self._process_deletions()
         self._preferred_znode()
         self._isr_change_notifications()

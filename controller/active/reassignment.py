@@ -197,11 +197,23 @@ class Reassigner:
         ready = [tp for tp in tps if (i := self.ctx.partition(tp)) and i.is_being_reassigned]
         self.complete([tp for tp in ready if self._complete(tp)])
 
-    def resume(self, predicate: Callable[[TopicPartition, ReplicaAssignment], bool] | None = None) -> None:
-        """maybeResumeReassignments: re-run the moves recorded in AR/RR (after failover, broker startup)."""
-        moves = {
-            tp: i.assignment for tp, i in self.ctx.reassigning() if predicate is None or predicate(tp, i.assignment)
-        }
+    def resume(
+        self,
+        predicate: Callable[[TopicPartition, ReplicaAssignment], bool] | None = None,
+        among: Iterable[TopicPartition] | None = None,
+    ) -> None:
+        """maybeResumeReassignments: re-run the moves recorded in AR/RR (after failover, broker startup).
+        ``among``: the partitions that were moving when the caller last surveyed the context (else found here);
+        each is looked at as it is now."""
+        tps = (tp for tp, _i in self.ctx.reassigning()) if among is None else among
+        moves = {}
+        for tp in tps:
+            info = self.ctx.partition(tp)
+            if info is None or not info.is_being_reassigned:
+                continue
+            assignment = info.assignment
+            if predicate is None or predicate(tp, assignment):
+                moves[tp] = assignment
         if moves:
             self.on_reassignment(moves)
 

@@ -74,11 +74,16 @@ def set_data_watches_at(
         total += count
         for group in kinds:
             for path in group:
-                # setdefault is one step under the GIL: a set kazoo's connection thread put there meanwhile is kept
-                fresh = Watchers(watch)
-                found = table.setdefault(path, fresh)
-                if found is not fresh:
-                    found.add(watch)
+                # setdefault is one step under the GIL: a set kazoo's connection thread put there meanwhile is
+                # kept. Most paths a controller re-arms are already in the table (its node's image watches them):
+                # they are looked up without building a slot.
+                found = table.get(path)
+                if found is None:
+                    fresh = Watchers(watch)
+                    found = table.setdefault(path, fresh)
+                    if found is fresh:
+                        continue
+                found.add(watch)
         chunks: tuple[list[str], list[str]] = ([], [])
         size = 0
         for kind, group in enumerate(kinds):
