@@ -137,7 +137,7 @@ def test_kazoo_watches_on_the_same_path_share_the_slot(zk: KazooClient) -> None:
     zk.get("/s/a", watch=theirs)  # the same callback twice: one entry, as in a set
     assert len(slot) == 2 and theirs in slot
     zk.set("/s/a", b"2")
-    assert ours.wait(2) == [("CHANGED", "/s/a")] and theirs.wait(2) == [("CHANGED", "/s/a")]
+    assert ours.wait(1) == [("CHANGED", "/s/a")] and theirs.wait(1) == [("CHANGED", "/s/a")]
     time.sleep(0.3)
     assert len(ours.events) == 1 and len(theirs.events) == 1
     assert server_path(zk, "/s/a") not in zk._data_watchers  # popped when it fired, as kazoo does
