@@ -158,9 +158,11 @@ def test_a_write_between_two_controllers_waits_for_the_next(server: tuple[int, K
     view.controller_wait_s = 30.0
     zk.delete("/controller")
     elect = threading.Timer(
-        0.3, lambda: zk.create("/controller", b'{"version":2,"brokerid":2,"timestamp":"2","kraftControllerEpoch":-1}',
-                               ephemeral=True),
-    )  # fmt: skip
+        0.3,
+        lambda: zk.create(
+            "/controller", b'{"version":2,"brokerid":2,"timestamp":"2","kraftControllerEpoch":-1}', ephemeral=True
+        ),
+    )
     elect.start()
     try:
         r = alter(port, 1, 2, "t", {"retention.ms": "5"})
