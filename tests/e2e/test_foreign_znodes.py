@@ -1,4 +1,4 @@
-"""Znodes written by other tools, not as Kafka writes them (issue 15, "Bad input"): topic znodes with bad JSON,
+"""Znodes written by other tools, not as Kafka writes them: topic znodes with bad JSON,
 an unknown version, duplicate replicas, negative broker ids and a megabyte of payload, a partition state of
 garbage, a topic config with a non-string value, a malformed legacy reassignment request. The nodes report
 each with its path, skip it and keep serving real clients: before and after a controller failover, whose

@@ -403,7 +403,7 @@ def test_at_gate_the_active_controller_handles_requests_itself(at: RunningStack)
     assert topic_acls(at.zk, "ctl-acl") is None
 
 
-# -- 2b. several forwarded requests in flight, one client's still in order (issue 15) ---------------------------------
+# -- 2b. several forwarded requests in flight, one client's still in order ------------------------------------------
 PIPELINED = 30
 
 

@@ -1,4 +1,4 @@
-"""TLS end to end with real clients over real sockets (issue 16): confluent-kafka, kafka-python and kcat over SSL
+"""TLS end to end with real clients over real sockets: confluent-kafka, kafka-python and kcat over SSL
 and SASL_SSL; mutual TLS whose principal comes from the client certificate's DN through
 ``ssl.principal.mapping.rules``, checked through an ACL that allows exactly that principal; clients without a
 certificate or from an unknown CA refused and counted; forwarding over an SSL inter-broker listener.

@@ -1,4 +1,4 @@
-"""``bridgekeeper up --tls``'s stack (issue 16): nodes that serve SSL, forward over SSL and reach ZooKeeper only
+"""``bridgekeeper up --tls``'s stack: nodes that serve SSL, forward over SSL and reach ZooKeeper only
 through its TLS-only port; and a node given ZooKeeper TLS material that cannot work (a CA that did not sign the
 server, a hostname the server's certificate does not name) stops at once with the handshake's reason."""
 

@@ -1,4 +1,4 @@
-"""A deposed controller writes no admin metadata (issue 15): the controller's session as the config and ACL
+"""A deposed controller writes no admin metadata: the controller's session as the config and ACL
 handlers use it (:class:`controller.zk.fenced_session.FencedSession`) carries the controller-epoch check on every
 write. Without it, a controller frozen past its session finished the config write it had under way once it woke
 up, through a new session and under the new controller's ``/controller`` (found by the failover soak in

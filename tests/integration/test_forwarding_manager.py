@@ -976,7 +976,7 @@ def test_cancelled_forward_does_not_poison_the_next_request() -> None:
     run(body)
 
 
-# -- a window of several requests in flight (bridgekeeper.forwarding.max.in.flight, issue 15) --------------------------
+# -- a window of several requests in flight (bridgekeeper.forwarding.max.in.flight) -----------------------------------
 def test_a_window_keeps_that_many_requests_in_flight_each_on_its_own_connection() -> None:
     async def body() -> None:
         gate = asyncio.Event()

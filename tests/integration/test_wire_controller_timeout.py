@@ -1,4 +1,4 @@
-"""A controller slower than the request's timeout (issue 9, fix 6): the client gets REQUEST_TIMED_OUT, as Kafka
+"""A controller slower than the request's timeout: the client gets REQUEST_TIMED_OUT, as Kafka
 answers a controller timeout, and keeps its connection — not a closed socket and a BK-UNEXPECTED log line."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Connection load (issue 15, reliability item 4): 500 concurrent connections over 3 nodes, every request answered,
+"""Connection load: 500 concurrent connections over 3 nodes, every request answered,
 memory back within 10%.
 
 Three node processes at IBP 3.4-IV0 (brokers forward admin writes to the controller, KIP-590) on a real

@@ -1,4 +1,4 @@
-"""Contention without errors or lost updates (issue 15, reliability item 0): fifty real clients write the SAME
+"""Contention without errors or lost updates: fifty real clients write the SAME
 entity at once, straight to the active controller and through a forwarding broker, and every request is
 answered as Kafka would answer it alone (0, or the one Kafka-correct error of a create race) and nothing
 acknowledged is missing from ZooKeeper afterwards.

@@ -1,4 +1,4 @@
-"""Repeated induced failovers under client load (issue 15, reliability item 1).
+"""Repeated induced failovers under client load.
 
 A 3-server ZooKeeper ensemble, 3 node processes at IBP 3.9 (brokers forward admin writes to the controller),
 confluent-kafka and kafka-python workers running a steady admin load and journaling every operation; twelve

@@ -1,4 +1,4 @@
-"""ZooKeeper ensemble faults under client load (issue 15, reliability item 2).
+"""ZooKeeper ensemble faults under client load.
 
 A 3-server ensemble, 3 node processes at IBP 3.9 (brokers forward admin writes to the controller, KIP-590),
 the rehearsal's confluent-kafka and kafka-python load running throughout, and admin requests of our own sent

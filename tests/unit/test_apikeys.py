@@ -1,4 +1,4 @@
-"""The API spec table: what it decides must stay what the eight tables it replaced decided (issue 9)."""
+"""The API spec table: what it decides is pinned here, message by message."""
 
 from __future__ import annotations
 

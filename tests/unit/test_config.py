@@ -475,7 +475,7 @@ def test_inter_broker_listener_from_security_protocol() -> None:
 
 
 def test_a_tls_listener_without_a_keystore_is_refused_naming_the_key() -> None:
-    """SSL listeners are served (issue 16); one without its certificate fails at load (tests/unit/test_config_tls.py
+    """SSL listeners are served; one without its certificate fails at load (tests/unit/test_config_tls.py
     has the rest)."""
     with pytest.raises(ConfigError, match=r"ssl.keystore.location: an SSL listener needs a keystore"):
         cfg(listeners="PLAINTEXT://:9092,SSL://:9093")

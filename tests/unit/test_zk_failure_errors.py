@@ -1,4 +1,4 @@
-"""What a client is told when ZooKeeper fails under its admin request (issue 15), and the pieces that decide it.
+"""What a client is told when ZooKeeper fails under its admin request, and the pieces that decide it.
 
 - ZooKeeper away, slow, or the session gone: REQUEST_TIMED_OUT (retriable; the write is in doubt, KIP-4), never
   UNKNOWN_SERVER_ERROR, which clients do not retry.
