@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterator, Sequence
 from controller.zk.session import ZkSession
 from migrate.snapshot.files import Node
 
-#: Kafka's subtrees (ZkData's persistent paths and roots) -- the default of ``snapshot export``.
 LEVEL_BATCH = 20_000
 
 
