@@ -64,6 +64,9 @@ SECURE_ROOTS = (
     MIGRATION,
     FEATURE,
 )
+#: ZkData.SensitiveRootPaths: where credentials live (SCRAM users, broker configs with passwords, delegation
+#: tokens); Kafka's default ACLs give these subtrees no world read, and a snapshot redacts what lies below them.
+SENSITIVE_ROOTS = ("/config/users", "/config/brokers", "/delegation_token/tokens")
 #: Every root of Kafka's ZooKeeper layout, which a snapshot exports: the secure roots and ``/consumers`` (the old
 #: consumers' offsets, world-writable in Kafka and left alone by ZkSecurityMigrator, so not a secure root).
 KAFKA_ROOTS = (*SECURE_ROOTS, CONSUMERS)

@@ -28,12 +28,11 @@ import base64
 import hashlib
 from dataclasses import dataclass
 
-from zkmodel.paths import SECURE_ROOTS
+from zkmodel.paths import SECURE_ROOTS, SENSITIVE_ROOTS
 
 Acl = tuple[int, str, str]
 READ, WRITE, CREATE, DELETE, ADMIN, ALL = 1, 2, 4, 8, 16, 31
 WORLD = ("world", "anyone")
-SENSITIVE_ROOTS = ("/config/users", "/config/brokers", "/delegation_token/tokens")
 BROKER_PARENTS = ("/brokers/ids", "/isr_change_notification", "/log_dir_event_notification")
 
 

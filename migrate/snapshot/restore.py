@@ -144,8 +144,9 @@ def _acl(raw: Any) -> Acl:
     return tuple((int(a["perms"]), str(a["scheme"]), str(a["id"])) for a in raw)
 
 
-#: Where credentials live (relative to Kafka's chroot): only these znodes are looked into.
-_SECRET_ROOTS = ("/config/users/", "/config/brokers/", "/delegation_token/tokens/")
+#: The znodes below the credential roots (relative to Kafka's chroot; the roots themselves hold none): only
+#: these are looked into.
+_SECRET_ROOTS = tuple(root + "/" for root in paths.SENSITIVE_ROOTS)
 _TOPICS = paths.BROKER_TOPICS + "/"
 
 

@@ -15,7 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from migrate.reassign.jopt import format_help as _format_help
-from migrate.reassign.jopt import java_parse_integer
 from migrate.reassign.options import (
     _SPECS,
     HELP_TEXT,
@@ -26,6 +25,7 @@ from migrate.reassign.options import (
     json_requested,
     parse_options,
 )
+from zkmodel.java import java_parse_integer
 
 BS = ["--bootstrap-server", "localhost:9092"]
 #: The arguments each action cannot do without (Kafka's requiredArgs).
