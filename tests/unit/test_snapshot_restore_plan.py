@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from migrate.snapshot.credentials import Redaction, is_password_config, redact
 from migrate.snapshot.files import Node
-from migrate.snapshot.restore import Outcome, Plan, RestoreInputError, plan, row_files, summary
+from migrate.snapshot.restore import Plan, RestoreInputError, plan, row_files
+from migrate.snapshot.restore_write import Outcome, summary
 from migrate.snapshot.rows import RowWriter
 from zkmodel.brokers import BrokerRegistration, EndPoint
 from zkmodel.topics import PartitionState, TopicAssignment
