@@ -52,7 +52,8 @@ from controller.wire.runtime import WireRuntime
 from controller.wire.server import DEFAULT_MAX_FRAME
 from controller.zk.errors import KazooException, SessionLost, ZkUnavailable
 from controller.zk.fenced_session import FencedSession
-from controller.zk.session import ZkSession, ZkTls, ensure_chroot
+from controller.zk.session import ZkSession, ensure_chroot
+from controller.zk.tls import ZkTls
 from controller.zk.types import KazooState
 from controller.zk.znode_acls import AclPolicy, kafka_policy
 from zkmodel import ibp, paths

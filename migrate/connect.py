@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from controller.zk.session import ZkSession, ZkTls
+    from controller.zk.session import ZkSession
+    from controller.zk.tls import ZkTls
 
 TLS_FLAG = "--zk-tls-config-file"
 _KEPT: list[object] = []  # TLS files of the sessions this process opened
@@ -38,7 +39,7 @@ class _TlsFiles:
     def __init__(self, config_file: str) -> None:
         from controller.config.properties import read_properties
         from controller.config.tls import TlsConfigError, zookeeper_tls_settings
-        from controller.zk.session import ZkTls
+        from controller.zk.tls import ZkTls
 
         props = read_properties(config_file)  # ValueError naming the file
         try:

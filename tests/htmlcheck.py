@@ -20,11 +20,25 @@ def chromium(tmp: Path, html: Path, *action: str, timeout: float = 90) -> str:
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: run ./dev (it installs Debian's chromium) to look at the report headless")
     proc = subprocess.run(
-        [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-         "--window-size=1400,2400", "--virtual-time-budget=10000", f"--user-data-dir={tmp / 'profile'}",
-         *action, html.as_uri()],
-        capture_output=True, text=True, timeout=timeout, cwd=tmp, check=False,
-    )  # fmt: skip
+        [
+            CHROMIUM,
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--no-first-run",
+            "--window-size=1400,2400",
+            "--virtual-time-budget=10000",
+            f"--user-data-dir={tmp / 'profile'}",
+            *action,
+            html.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=tmp,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout
 

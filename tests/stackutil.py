@@ -35,8 +35,11 @@ def every_node_sees_every_broker(stack: Any, timeout: float = 30.0) -> None:
     for n in stack.nodes:
         client = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{n.port}", request_timeout_ms=30000)
         try:
-            wait_for(lambda c=client: len(c.describe_cluster()["brokers"]) == len(stack.nodes), timeout,  # type: ignore[misc]
-                     f"node {n.broker_id} to list every broker")  # fmt: skip
+            wait_for(
+                lambda c=client: len(c.describe_cluster()["brokers"]) == len(stack.nodes),  # type: ignore[misc]
+                timeout,
+                f"node {n.broker_id} to list every broker",
+            )
         finally:
             client.close()
 

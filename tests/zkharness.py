@@ -16,6 +16,7 @@ from kazoo.protocol.states import KazooState
 from kazoo.retry import KazooRetry
 
 from controller.devstack.localzk import LocalZooKeeper
+from testing.expire import expire_session as _expire
 
 ENV_ZK = "BRIDGEKEEPER_TEST_ZK"
 
@@ -112,15 +113,11 @@ def drop_connection(client: KazooClient) -> None:
 
 
 def expire_session(client: KazooClient, timeout: float = 20.0) -> None:
-    """Really expire the client's session on the server (ZooKeeper's classic test technique: open a second
-    connection with the same session id and password, then close it). The client sees LOST when it next
-    talks to the server, and its ephemeral nodes are gone at once."""
-    session_id, password = client.client_id
+    """Really expire the client's session on the server with :func:`testing.expire.expire_session` (the fault
+    drills' own): the client sees LOST when it next talks to the server, and its ephemeral nodes are gone at
+    once."""
     hosts = ",".join(f"{host}:{port}" for host, port in client.hosts)
-    twin = KazooClient(hosts=hosts, client_id=(session_id, password), timeout=client._session_timeout / 1000)
-    twin.start(timeout=timeout)
-    twin.stop()
-    twin.close()
+    _expire(hosts, int(client.client_id[0]), timeout=timeout)
 
 
 @contextlib.contextmanager

@@ -8,6 +8,8 @@ these values.
 ``retriable`` is true exactly when Kafka's exception class for the error extends ``RetriableException``
 (directly or through e.g. ``InvalidMetadataException``). ``NONE`` has no exception, so its ``message``
 and ``exception`` are empty strings.
+
+The module is long because it is a data table: one entry for each of Kafka's error codes.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ from zkmodel.kafka_acls import PatternType, ResourceType
 
 CONTROLLER = "/controller"
 CONTROLLER_EPOCH = "/controller_epoch"
+CLUSTER = "/cluster"
 CLUSTER_ID = "/cluster/id"
 FEATURE = "/feature"
 MIGRATION = "/migration"
@@ -25,6 +26,7 @@ LOG_DIR_EVENT_NOTIFICATION = "/log_dir_event_notification"
 LOG_DIR_EVENT_PREFIX = "log_dir_event_"
 LATEST_PRODUCER_ID_BLOCK = "/latest_producer_id_block"
 CONSUMERS = "/consumers"
+DELEGATION_TOKEN = "/delegation_token"
 ACL_LITERAL = "/kafka-acl"
 ACL_LITERAL_CHANGES = "/kafka-acl-changes"
 ACL_EXTENDED = "/kafka-acl-extended"
@@ -41,6 +43,33 @@ BRIDGEKEEPER = "/bridgekeeper"
 NODE_MARKERS = "/bridgekeeper/nodes"
 #: What ``snapshot restore`` refuses to write over: a chroot holding any of these already holds a cluster.
 KAFKA_METADATA_ROOTS = (BROKERS, CONTROLLER, CONFIG, ADMIN)
+
+#: Kafka's secure roots (ZkData.SecureRootPaths + ZkAclStore.securePaths): lockdown covers them with their
+#: subtrees, and a node's controller identity owns them.
+SECURE_ROOTS = (
+    ADMIN,
+    BROKERS,
+    CLUSTER,
+    CONFIG,
+    CONTROLLER,
+    CONTROLLER_EPOCH,
+    ISR_CHANGE_NOTIFICATION,
+    LATEST_PRODUCER_ID_BLOCK,
+    LOG_DIR_EVENT_NOTIFICATION,
+    DELEGATION_TOKEN,
+    ACL_LITERAL,
+    ACL_LITERAL_CHANGES,
+    ACL_EXTENDED,
+    ACL_EXTENDED_CHANGES,
+    MIGRATION,
+    FEATURE,
+)
+#: ZkData.SensitiveRootPaths: where credentials live (SCRAM users, broker configs with passwords, delegation
+#: tokens); Kafka's default ACLs give these subtrees no world read, and a snapshot redacts what lies below them.
+SENSITIVE_ROOTS = ("/config/users", "/config/brokers", "/delegation_token/tokens")
+#: Every root of Kafka's ZooKeeper layout, which a snapshot exports: the secure roots and ``/consumers`` (the old
+#: consumers' offsets, world-writable in Kafka and left alone by ZkSecurityMigrator, so not a secure root).
+KAFKA_ROOTS = (*SECURE_ROOTS, CONSUMERS)
 
 #: ZkData.PersistentZkPaths: created (empty) by every broker at start.
 PERSISTENT_PATHS = (

@@ -28,29 +28,11 @@ import base64
 import hashlib
 from dataclasses import dataclass
 
+from zkmodel.paths import SECURE_ROOTS, SENSITIVE_ROOTS
+
 Acl = tuple[int, str, str]
 READ, WRITE, CREATE, DELETE, ADMIN, ALL = 1, 2, 4, 8, 16, 31
 WORLD = ("world", "anyone")
-SENSITIVE_ROOTS = ("/config/users", "/config/brokers", "/delegation_token/tokens")
-#: Kafka's secure roots (ZkData.SecureRootPaths + the ACL stores), which lockdown covers with their subtrees.
-CONTROLLER_ROOTS = (
-    "/admin",
-    "/brokers",
-    "/cluster",
-    "/config",
-    "/controller",
-    "/controller_epoch",
-    "/isr_change_notification",
-    "/latest_producer_id_block",
-    "/log_dir_event_notification",
-    "/delegation_token",
-    "/kafka-acl",
-    "/kafka-acl-changes",
-    "/kafka-acl-extended",
-    "/kafka-acl-extended-changes",
-    "/migration",
-    "/feature",
-)
 BROKER_PARENTS = ("/brokers/ids", "/isr_change_notification", "/log_dir_event_notification")
 
 
@@ -91,7 +73,7 @@ def kafka_default_acl(path: str, secure: bool) -> list[Acl]:
 
 def in_scope(path: str) -> bool:
     """Whether lockdown manages ``path`` (the chroot root and Kafka's secure roots with their subtrees)."""
-    return path == "/" or any(path == r or path.startswith(r + "/") for r in CONTROLLER_ROOTS)
+    return path == "/" or any(path == r or path.startswith(r + "/") for r in SECURE_ROOTS)
 
 
 def desired_acl(path: str, who: Identities) -> list[Acl]:

@@ -12,13 +12,10 @@ from collections.abc import Mapping
 
 from controller.config.errors import ConfigError
 from zkmodel.ibp import MetadataVersion, parse_ibp_config
-from zkmodel.java import java_trim
+from zkmodel.java import java_parse_integer, java_trim
 
 # Java's \s is ASCII-only: [ \t\n\x0B\f\r].
 CSV_SPLIT = re.compile(r"[ \t\n\x0b\f\r]*,[ \t\n\x0b\f\r]*")
-_JAVA_INTEGER = re.compile(r"[+-]?\d+")  # Character.digit accepts any Unicode decimal digit, as \d does
-_INT_RANGE = (-(2**31), 2**31 - 1)
-_LONG_RANGE = (-(2**63), 2**63 - 1)
 
 
 def java_split_csv(value: str) -> list[str]:
@@ -64,9 +61,10 @@ class Values:
             value = default
         else:
             trimmed = java_trim(text)
-            lo, hi = _LONG_RANGE if long else _INT_RANGE
-            if _JAVA_INTEGER.fullmatch(trimmed) is None or not lo <= (value := int(trimmed)) <= hi:
+            parsed = java_parse_integer(trimmed, 64 if long else 32)
+            if parsed is None:
                 raise ConfigError.invalid(key, text, f"Not a number of type {'LONG' if long else 'INT'}")
+            value = parsed
         if at_least is not None and value < at_least:
             raise ConfigError.invalid(key, value, f"Value must be at least {at_least}")
         if at_most is not None and value > at_most:

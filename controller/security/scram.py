@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from controller.security.errors import SaslAuthenticationError
+from zkmodel.java import java_parse_integer
 
 #: mechanism name -> (hashlib name, minimum iterations), from Kafka's ScramMechanism enum.
 MECHANISMS: Mapping[str, tuple[str, int]] = MappingProxyType(
@@ -164,15 +165,11 @@ def _java_b64decode(text: str) -> bytes:
     return bytes(out)
 
 
-_JAVA_INT = re.compile(r"[+-]?\d+")
-
-
 def _java_parse_int(text: str) -> int:
     """``Integer.parseInt``: optional sign, decimal digits, 32-bit range; no spaces or underscores."""
-    if _JAVA_INT.fullmatch(text):
-        value = int(text)
-        if -(2**31) <= value < 2**31:
-            return value
+    value = java_parse_integer(text, 32)
+    if value is not None:
+        return value
     raise ValueError(f'For input string: "{text}"')
 
 

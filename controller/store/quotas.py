@@ -35,7 +35,7 @@ from zkmodel import errorcodes as E
 from zkmodel import paths
 from zkmodel.configs import CLIENTS, DEFAULT_ENTITY, IPS, USERS, EntityConfig
 from zkmodel.errors import ZnodeFormatError
-from zkmodel.java import java_trim
+from zkmodel.java import java_parse_integer, java_trim
 
 __all__ = [
     "CLIENT_KEYS",
@@ -74,7 +74,6 @@ INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 INTEGRAL_RANGES: dict[str, tuple[int, int]] = {LONG: (LONG_MIN, LONG_MAX), INT: (INT_MIN, INT_MAX)}
 
 _JAVA_DOUBLE = re.compile(r"[+-]?(NaN|Infinity|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?[fFdD]?)")
-_JAVA_INTEGER = re.compile(r"[+-]?\d+")
 
 
 # -- Java number text ---------------------------------------------------------------------------------------------
@@ -116,11 +115,13 @@ def java_parse_double(text: str) -> float:
     return float(trimmed)
 
 
-def _java_parse_integer(text: str, lo: int, hi: int) -> int:
-    trimmed = java_trim(text)
-    if not _JAVA_INTEGER.fullmatch(trimmed) or not lo <= int(trimmed) <= hi:
+def _config_integer(text: str, bits: int) -> int:
+    """ConfigDef's INT/LONG parsing: ``Integer.parseInt`` / ``Long.parseLong`` of ``value.trim()``, ValueError
+    where Java throws NumberFormatException."""
+    value = java_parse_integer(java_trim(text), bits)
+    if value is None:
         raise ValueError(text)
-    return int(trimmed)
+    return value
 
 
 def validate_quota_config(root: str, name: str, props: Mapping[str, str]) -> None:
@@ -137,8 +138,8 @@ def validate_quota_config(root: str, name: str, props: Mapping[str, str]) -> Non
         kind = keys.get(key)
         try:
             if kind == LONG:
-                _java_parse_integer(value, LONG_MIN, LONG_MAX)
-            elif kind == INT and _java_parse_integer(value, INT_MIN, INT_MAX) < 0:
+                _config_integer(value, 64)
+            elif kind == INT and _config_integer(value, 32) < 0:
                 raise ValueError(value)  # connection_creation_rate: Range.atLeast(0)
             elif kind == DOUBLE:
                 java_parse_double(value)

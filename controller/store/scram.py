@@ -43,7 +43,7 @@ from controller.zk.ops import Check, Create, Delete, Op, SetData
 from controller.zk.session import ZkSession
 from zkmodel import paths
 from zkmodel.configs import USERS, EntityConfig, sanitize
-from zkmodel.java import java_trim
+from zkmodel.java import java_parse_integer, java_trim
 
 
 class ScramAdminError(ValueError):
@@ -53,10 +53,10 @@ class ScramAdminError(ValueError):
 def _java_parse_long(text: str) -> int:
     """ConfigDef's LONG parsing: ``Long.parseLong(value.trim())``."""
     trimmed = java_trim(text)
-    digits = trimmed[1:] if trimmed[:1] in ("+", "-") else trimmed
-    if not digits.isascii() or not digits.isdigit() or not -(2**63) <= int(trimmed) < 2**63:
+    value = java_parse_integer(trimmed, 64) if trimmed.isascii() else None
+    if value is None:
         raise ValueError(text)
-    return int(trimmed)
+    return value
 
 
 def validate_user_config(props: Mapping[str, str]) -> None:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 
-from controller.zk.session import ZkSession, ZkTls, ensure_chroot
+from controller.zk.session import ZkSession, ensure_chroot
+from controller.zk.tls import ZkTls
 from zkmodel import paths
 
 Znode = tuple[str, bytes | None]

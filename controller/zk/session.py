@@ -12,23 +12,18 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import socket
-import ssl
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
-from kazoo.handlers.utils import create_tcp_connection
 from kazoo.protocol.states import KazooState, ZnodeStat
 from kazoo.retry import KazooRetry
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_delay, wait_exponential
 
 from controller.logtags import UNEXPECTED
-from controller.zk import bulk, bulk_read, multiread, setwatches
+from controller.zk import bulk, bulk_acls, bulk_read, multiread, setwatches
 from controller.zk.errors import (
     KAZOO_SESSION_LOST,
     ConnectionLoss,
@@ -46,34 +41,11 @@ from controller.zk.errors import (
 from controller.zk.handler import NodeHandler
 from controller.zk.ops import Op, build_transaction, set_acl_policy
 from controller.zk.protocol.multi_read import DataResult
+from controller.zk.tls import ZkTls, tls_refusal
 from controller.zk.znode_acls import AclPolicy, kafka_policy, kazoo_acls
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class ZkTls:
-    """TLS to ZooKeeper as kazoo takes it (files): the CA bundle to verify servers with (None: the system's),
-    this node's certificate chain and key for servers that want a client certificate, and whether the server's
-    hostname must match its certificate."""
-
-    ca: str | None = None
-    certfile: str | None = None
-    keyfile: str | None = None
-    keyfile_password: str | None = field(default=None, repr=False)
-    check_hostname: bool = True
-
-    def kazoo_options(self) -> dict[str, Any]:
-        return {
-            "use_ssl": True,
-            "verify_certs": True,
-            "ca": self.ca,
-            "certfile": self.certfile,
-            "keyfile": self.keyfile,
-            "keyfile_password": self.keyfile_password,
-            "check_hostname": self.check_hostname,
-        }
 
 
 @contextlib.contextmanager
@@ -89,6 +61,18 @@ def _watch_errors(what: str) -> Iterator[None]:
         raise SessionLost(f"{what}: {exc!r}") from exc
     except ConnectionLoss as exc:
         raise ZkUnavailable(f"{what}: {exc!r}") from exc
+
+
+@contextlib.contextmanager
+def _bulk_read_errors(count: int) -> Iterator[None]:
+    """The bulk reads' errors in the session's vocabulary: multiRead batches that took too long, or the session
+    gone under them."""
+    try:
+        yield
+    except multiread.MultiReadTimeoutError as exc:
+        raise ZkReadTimeout(str(exc)) from exc
+    except KAZOO_SESSION_LOST as exc:
+        raise SessionLost(f"bulk read of {count} znodes: {exc!r}") from exc
 
 
 class ZkSession:
@@ -150,29 +134,11 @@ class ZkSession:
             self.client.start(timeout=timeout)
         except KazooTimeoutError:
             self.client.stop()
-            why = self._tls_refusal() if self.tls is not None else None
+            why = tls_refusal(self.hosts, self.tls) if self.tls is not None else None
             raise ZkUnavailable(
                 f"could not connect to ZooKeeper at {self.hosts} within {timeout:g} s"
                 + (f": the TLS handshake failed ({why})" if why else "")
             ) from None
-
-    def _tls_refusal(self) -> str | None:
-        """Why a TLS connection to the first server fails, if the handshake is what fails (an untrusted CA, a
-        hostname mismatch, a plaintext port): kazoo only retries and times out, the operator needs the reason."""
-        assert self.tls is not None
-        host, _, port = self.hosts.split(",")[0].rpartition(":")
-        opts = self.tls.kazoo_options()
-        del opts["use_ssl"]
-        try:
-            sock = create_tcp_connection(
-                socket, (host.strip("[]"), int(port)), hostname=host.strip("[]"), timeout=5.0, use_ssl=True, **opts
-            )
-        except ssl.SSLError as exc:
-            return str(exc)
-        except OSError:
-            return None
-        sock.close()
-        return None
 
     def close(self) -> None:
         try:
@@ -319,17 +285,13 @@ class ZkSession:
     ) -> dict[str, DataResult | None]:
         """Data and Stat of every path (None for a missing znode) in pipelined multiRead batches
         (:func:`controller.zk.bulk_read.read_data`); bounded by :attr:`bulk_timeout_s` unless told."""
-        try:
+        with _bulk_read_errors(len(paths)):
             return bulk_read.read_data(
                 self.client,
                 paths,
                 expected_size=expected_size,
                 timeout=self.bulk_timeout_s if timeout is None else timeout,
             )
-        except multiread.MultiReadTimeoutError as exc:
-            raise ZkReadTimeout(str(exc)) from exc
-        except KAZOO_SESSION_LOST as exc:
-            raise SessionLost(f"bulk read of {len(paths)} znodes: {exc!r}") from exc
 
     def read_data_into(
         self,
@@ -341,7 +303,7 @@ class ZkSession:
     ) -> None:
         """Data and version of every path handed to ``sink`` batch by batch as it arrives
         (:func:`controller.zk.bulk_read.read_data_into`); bounded like :meth:`read_data`."""
-        try:
+        with _bulk_read_errors(len(paths)):
             bulk_read.read_data_into(
                 self.client,
                 paths,
@@ -349,47 +311,22 @@ class ZkSession:
                 expected_size=expected_size,
                 timeout=self.bulk_timeout_s if timeout is None else timeout,
             )
-        except multiread.MultiReadTimeoutError as exc:
-            raise ZkReadTimeout(str(exc)) from exc
-        except KAZOO_SESSION_LOST as exc:
-            raise SessionLost(f"bulk read of {len(paths)} znodes: {exc!r}") from exc
 
     def read_children(self, paths: Sequence[str], *, timeout: float | None = None) -> dict[str, list[str] | None]:
         """Children of every path (None for a missing znode), like :meth:`read_data`."""
-        try:
+        with _bulk_read_errors(len(paths)):
             return bulk_read.read_children(
                 self.client, paths, timeout=self.bulk_timeout_s if timeout is None else timeout
             )
-        except multiread.MultiReadTimeoutError as exc:
-            raise ZkReadTimeout(str(exc)) from exc
-        except KAZOO_SESSION_LOST as exc:
-            raise SessionLost(f"bulk read of {len(paths)} znodes: {exc!r}") from exc
 
     def read_acls(
         self, paths: Sequence[str], *, in_flight: int = 1000, timeout: float | None = None
     ) -> dict[str, list[tuple[int, str, str]] | None]:
         """The ACL of every path as (perms, scheme, id), None for a missing znode. ZooKeeper's multiRead
         carries no getACL, so these are single getACL requests, pipelined ``in_flight`` at a time."""
-        deadline = time.monotonic() + (self.bulk_timeout_s if timeout is None else timeout)
-        out: dict[str, list[tuple[int, str, str]] | None] = {}
-        window: list[tuple[str, Any]] = []
-        todo = list(paths)
-        cursor = 0
-        while cursor < len(todo) or window:
-            while cursor < len(todo) and len(window) < in_flight:
-                window.append((todo[cursor], self.client.get_acls_async(todo[cursor])))
-                cursor += 1
-            path, pending = window.pop(0)
-            try:
-                acls, _stat = pending.get(timeout=max(0.0, deadline - time.monotonic()))
-                out[path] = [(int(a.perms), a.id.scheme, a.id.id) for a in acls]
-            except NoNodeError:
-                out[path] = None
-            except KazooTimeoutError:
-                raise ZkTimeout(f"reading the ACLs of {len(todo)} znodes took longer than allowed") from None
-            except KAZOO_SESSION_LOST as exc:
-                raise SessionLost(f"reading the ACLs of {len(todo)} znodes: {exc!r}") from exc
-        return out
+        return bulk_acls.read_acls(
+            self.client, paths, in_flight=in_flight, timeout=self.bulk_timeout_s if timeout is None else timeout
+        )
 
     def acl_for(self, path: str) -> list[Any]:
         """kazoo ACLs for a znode this session creates at ``path`` (chroot-relative)."""
@@ -419,37 +356,9 @@ class ZkSession:
         """setACL at any aversion on each (path, ACL), ``in_flight`` requests at a time (ZooKeeper's multi
         carries no setACL); returns the count. The first refusal (an invalid ACL, a missing znode) is raised as
         :class:`controller.zk.bulk.BulkWriteError` after the requests already sent have been answered."""
-        window: deque[tuple[str, Any]] = deque()
-        done = 0
-        failure: bulk.BulkWriteError | None = None
-
-        def drain() -> None:
-            nonlocal done, failure
-            path, pending = window.popleft()
-            try:
-                pending.get(timeout=self.bulk_timeout_s)
-            except Exception as exc:  # a refusal, a lost connection or no answer in time: reported with its path
-                failure = failure or bulk.BulkWriteError(done, path, exc)
-            else:
-                done += 1
-                if progress is not None and done % 1000 == 0:
-                    progress(done)
-
-        try:
-            for path, acl in acls:
-                window.append((path, self.client.set_acls_async(path, kazoo_acls(acl), -1)))
-                while len(window) >= in_flight:
-                    drain()
-                if failure is not None:
-                    break
-        finally:
-            while window:
-                drain()
-        if failure is not None:
-            raise failure
-        if progress is not None:
-            progress(done)
-        return done
+        return bulk_acls.set_acls(
+            self.client, acls, in_flight=in_flight, progress=progress, timeout=self.bulk_timeout_s
+        )
 
     def probe_multi_read(self, timeout: float) -> bool:
         """Whether the server answers multiRead (probed once, cached). An old server answers by dropping the

@@ -30,7 +30,8 @@ from controller.zk.errors import NoAuthError
 from controller.zk.session import ZkSession
 from migrate.atomic import write_atomic
 from migrate.snapshot.export import walk
-from zkmodel.znode_acls import CONTROLLER_ROOTS, Acl, Identities, desired_acl, same_acl
+from zkmodel.paths import SECURE_ROOTS
+from zkmodel.znode_acls import Acl, Identities, desired_acl, same_acl
 
 
 def current_acls(session: ZkSession) -> Iterator[tuple[str, list[Acl]]]:
@@ -38,7 +39,7 @@ def current_acls(session: ZkSession) -> Iterator[tuple[str, list[Acl]]]:
     root = session.read_acls(["/"])["/"]
     if root is not None:
         yield "/", list(root)
-    for node in walk(session, CONTROLLER_ROOTS):
+    for node in walk(session, SECURE_ROOTS):
         yield node.path, list(node.acl)
 
 

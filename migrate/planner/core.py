@@ -3,8 +3,8 @@
 The steps: resolve the operation to targets and racks (:mod:`.request`); index the layout (:mod:`.model`);
 the lower bound (:mod:`.bounds`); replicas placed by the min-cost flow (:mod:`.replicas`), retried once with
 more candidates when the sampled network left a broker out of band (or, on smaller layouts, moved more than
-the bound), then, on a layout of up to ``replicas.REPAIR_LIMIT`` replicas still out of band, short chains of single
-moves into band (``replicas.repair``); preferred leaders balanced by reordering (:mod:`.leaders`), likewise
+the bound), then, on a layout of up to ``repair.REPAIR_LIMIT`` replicas still out of band, short chains of single
+moves into band (:mod:`.repair`); preferred leaders balanced by reordering (:mod:`.leaders`), likewise
 retried; the result checked from scratch (:mod:`.check`); Kafka's ``--generate`` counted for comparison
 (:mod:`.kafka`); waves (:mod:`.waves`).
 
@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from migrate.planner import check, leaders, replicas
+from migrate.planner import check, leaders, repair, replicas
 from migrate.planner.bounds import bound
 from migrate.planner.kafka import kafka_generate_moves
 from migrate.planner.model import TP, Indexed, IntArray, Layout, Plan, PlanRequestError, index_layout, unique
@@ -50,8 +50,8 @@ def _place(ix: Indexed, lower: int) -> tuple[IntArray, list[str]]:
     if best.stuck:
         notes.append(f"{len(best.stuck)} replica(s) found no valid broker and were left in place")
     rep = best.rep
-    if best_key[0] > 0 and len(ix.rep) <= replicas.REPAIR_LIMIT:
-        rep = replicas.repair(ix, rep)
+    if best_key[0] > 0 and len(ix.rep) <= repair.REPAIR_LIMIT:
+        rep = repair.repair(ix, rep)
     return rep, notes
 
 

@@ -15,25 +15,8 @@ from migrate.reassign.admin import ReassignAdmin
 from migrate.reassign.inputs import Inputs
 from migrate.reassign.options import Options
 from migrate.reassign.output import Output, ToolError, assignment_doc
-from migrate.reassign.plan_files import format_assignment, parse_topics_to_move, read_text
-from zkmodel.jvmorder import K, java_hashmap_order
+from migrate.reassign.plan_files import format_assignment
 from zkmodel.placement import NOT_ALL_RACKS, BrokerMetadata, PlacementError, calculate_assignment
-
-
-def _java_set(items: list[int] | list[str]) -> str:
-    """A Java ``Set.toString()`` of the duplicates (``[1, 2]``)."""
-    return "[" + ", ".join(str(i) for i in items) + "]"
-
-
-def _duplicates(items: list[K]) -> list[K]:
-    """ToolsUtils.duplicates: each repeated element once, in the HashSet's order."""
-    seen: set[K] = set()
-    dups: list[K] = []
-    for item in items:
-        if item in seen and item not in dups:
-            dups.append(item)
-        seen.add(item)
-    return java_hashmap_order(dups)
 
 
 def brokers_for(
@@ -47,21 +30,6 @@ def brokers_for(
     if rack_aware and rackless not in (0, len(found)):
         raise ToolError(NOT_ALL_RACKS)
     return found
-
-
-def topics_to_move(opts: Options) -> list[str]:
-    """handleAction's read of the topics file, then parseGenerateAssignmentArgs: the broker list and the
-    topics, each without duplicates (a file that cannot be read is reported before a repeated broker)."""
-    assert opts.topics_to_move_json_file is not None and opts.broker_list is not None
-    text = read_text(opts.topics_to_move_json_file)
-    dups = _duplicates(list(opts.broker_list))
-    if dups:
-        raise ToolError(f"Broker list contains duplicate entries: {_java_set(dups)}")
-    topics = parse_topics_to_move(text)
-    dup_topics = _duplicates(topics)
-    if dup_topics:
-        raise ToolError(f"List of topics to reassign contains duplicate entries: {_java_set(dup_topics)}")
-    return topics
 
 
 def propose(

@@ -15,7 +15,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from migrate.reassign.options import Action, Options
-from migrate.reassign.plan_files import PlannedPartition, check_execute, parse_reassignment, read_text
+from migrate.reassign.output import ToolError
+from migrate.reassign.plan_files import (
+    PlannedPartition,
+    check_execute,
+    duplicates,
+    java_list,
+    parse_reassignment,
+    parse_topics_to_move,
+    read_text,
+)
+from zkmodel.jvmorder import java_hashmap_order
 
 
 @dataclass(frozen=True)
@@ -39,8 +49,6 @@ def read_inputs(opts: Options) -> Inputs:
         props = read_client_config(opts.command_config) if opts.command_config else {}
         settings = admin_settings(opts.bootstrap_server, props)
     if opts.action is Action.GENERATE:
-        from migrate.reassign.generate import topics_to_move
-
         return Inputs(settings, topics=tuple(topics_to_move(opts)))
     if opts.action in (Action.EXECUTE, Action.VERIFY, Action.CANCEL):
         assert opts.reassignment_json_file is not None
@@ -49,3 +57,18 @@ def read_inputs(opts: Options) -> Inputs:
             check_execute(planned)
         return Inputs(settings, planned=tuple(planned))
     return Inputs(settings)
+
+
+def topics_to_move(opts: Options) -> list[str]:
+    """handleAction's read of the topics file, then parseGenerateAssignmentArgs: the broker list and the
+    topics, each without duplicates (a file that cannot be read is reported before a repeated broker)."""
+    assert opts.topics_to_move_json_file is not None and opts.broker_list is not None
+    text = read_text(opts.topics_to_move_json_file)
+    dups = java_hashmap_order(duplicates(list(opts.broker_list)))
+    if dups:
+        raise ToolError(f"Broker list contains duplicate entries: {java_list(dups)}")
+    topics = parse_topics_to_move(text)
+    dup_topics = java_hashmap_order(duplicates(topics))
+    if dup_topics:
+        raise ToolError(f"List of topics to reassign contains duplicate entries: {java_list(dup_topics)}")
+    return topics

@@ -21,11 +21,10 @@ them escape ``main``) decides what the user sees, so framing them is the tool's 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from zkmodel.java import java_trim
+from zkmodel.java import java_parse_integer, java_trim
 
 INT_BITS, LONG_BITS = 32, 64
 #: jopt's NonOptionArgumentSpec is registered under this name, so ``--[arguments]=x`` is a non-option "x".
@@ -138,26 +137,6 @@ def _key_value(text: str) -> tuple[str, str | None]:
     """jopt's KeyValuePair: split at the first "="; no "=" means no value (``--x=`` is the empty value)."""
     key, eq, value = text.partition("=")
     return key, value if eq else None
-
-
-def java_parse_integer(text: str, bits: int) -> int | None:
-    """``Integer.parseInt`` / ``Long.parseLong`` (radix 10): an optional sign, then one or more decimal
-    digits (any Unicode decimal digit, as ``Character.digit`` takes them), in range; else None. Python's
-    ``int()`` is looser (spaces, underscores), so it is not used on the raw text."""
-    body = text[1:] if text[:1] in ("+", "-") else text
-    if not body:
-        return None
-    value = 0
-    for ch in body:
-        digit = unicodedata.decimal(ch, None)
-        if digit is None:
-            return None
-        value = value * 10 + digit
-    if text[:1] == "-":
-        value = -value
-    if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
-        return None
-    return value
 
 
 # ---- the option table -------------------------------------------------------------------------------------

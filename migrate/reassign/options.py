@@ -37,7 +37,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from migrate.reassign import jopt
-from migrate.reassign.jopt import INT_BITS, LONG_BITS, OptionSpec, format_help, java_parse_integer
+from migrate.reassign.jopt import INT_BITS, LONG_BITS, OptionSpec, format_help
+from zkmodel.java import java_parse_integer
 
 HELP_TEXT = "This tool helps to move topic partitions between replicas."
 

@@ -40,15 +40,14 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Context, Decimal
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
 
 from migrate.reassign.model import sorted_tps as _sorted_tps
-from zkmodel.jvmorder import java_hashmap_order
+from zkmodel.jvmorder import K, java_hashmap_order
 
 ANY_LOG_DIR = "any"
-_T = TypeVar("_T", tuple[str, int], int)
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 
 
@@ -231,8 +230,8 @@ def parse_reassignment(text: str) -> list[PlannedPartition]:
             dirs = [ANY_LOG_DIR] * len(replicas)
         if len(dirs) != len(replicas):
             raise PlanFileError(
-                f"Size of replicas list {_java_list(replicas)} is different from size of log dirs list "
-                f"{_java_list(dirs)} for partition {tp(topic, partition)}"
+                f"Size of replicas list {java_list(replicas)} is different from size of log dirs list "
+                f"{java_list(dirs)} for partition {tp(topic, partition)}"
             )
         planned.append(PlannedPartition(topic, partition, tuple(replicas), tuple(dirs)))
     return planned
@@ -284,7 +283,7 @@ def check_execute(planned: Sequence[PlannedPartition]) -> None:
         raise PlanFileError("Partition reassignment list cannot be empty")
     if any(not p.replicas for p in planned):
         raise PlanFileError("Partition replica list cannot be empty")
-    duplicate_tps = _duplicates([(p.topic, p.partition) for p in planned])
+    duplicate_tps = duplicates([(p.topic, p.partition) for p in planned])
     if duplicate_tps:
         raise PlanFileError(
             "Partition reassignment contains duplicate topic partitions: "
@@ -292,7 +291,7 @@ def check_execute(planned: Sequence[PlannedPartition]) -> None:
         )
     reports = []
     for p in planned:
-        duplicate_replicas = _duplicates(list(p.replicas))
+        duplicate_replicas = duplicates(list(p.replicas))
         if duplicate_replicas:
             brokers = ",".join(str(b) for b in java_hashmap_order(duplicate_replicas))
             reports.append(f"{tp(p.topic, p.partition)} contains multiple entries for {brokers}")
@@ -300,10 +299,10 @@ def check_execute(planned: Sequence[PlannedPartition]) -> None:
         raise PlanFileError("Partition replica lists may not contain duplicate entries: " + ". ".join(reports))
 
 
-def _duplicates(items: list[_T]) -> list[_T]:
+def duplicates(items: list[K]) -> list[K]:
     """``ToolsUtils.duplicates``: each element that occurs more than once, once (order left to the caller)."""
-    seen: set[_T] = set()
-    repeated: dict[_T, None] = {}
+    seen: set[K] = set()
+    repeated: dict[K, None] = {}
     for item in items:
         if item in seen:
             repeated[item] = None
@@ -311,8 +310,8 @@ def _duplicates(items: list[_T]) -> list[_T]:
     return list(repeated)
 
 
-def _java_list(items: Sequence[object]) -> str:
-    """``List.toString()``: ``[1, 2]``, strings unquoted."""
+def java_list(items: Sequence[object]) -> str:
+    """``List.toString()`` (and ``Set.toString()`` of an ordered set): ``[1, 2]``, strings unquoted."""
     return "[" + ", ".join(str(i) for i in items) + "]"
 
 

@@ -23,6 +23,9 @@ Reads go through :class:`Reader` (two calls), so the replay logic is tested with
 one snapshot; what can change between them while the workers are paused is the controller finishing a deletion or
 a move, and both the before and after of that are accepted. The deletion marker is read before the topics, since
 Kafka removes the topic before its marker: a marker seen gone means the topic was gone already.
+
+The module is long because it is one replay: the states an entity may be in, what ZooKeeper holds and the
+comparison of the two are written against each other, per entity kind.
 """
 
 from __future__ import annotations

@@ -119,8 +119,9 @@ def settled(snap: S.Snapshot) -> tuple[bool, str]:
 def save_artefacts(host: RunHost, when: str, snap: S.Snapshot) -> None:
     from migrate.atomic import write_atomic
     from migrate.reassign.plan_files import format_assignment
-    from migrate.snapshot.export import KAFKA_ROOTS, walk
+    from migrate.snapshot.export import walk
     from migrate.snapshot.rows import RowWriter
+    from zkmodel.paths import KAFKA_ROOTS
 
     assert host.session is not None
     out_dir, artefacts = host.options.out_dir, host.progress.artefacts

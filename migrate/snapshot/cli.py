@@ -57,8 +57,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     from controller.zk.errors import LOST, NoAuthError
     from migrate.connect import connect
     from migrate.snapshot.credentials import Redaction, redact
-    from migrate.snapshot.export import KAFKA_ROOTS, walk
+    from migrate.snapshot.export import walk
     from migrate.snapshot.rows import RowsOutputError, RowWriter, check_output
+    from zkmodel.paths import KAFKA_ROOTS
 
     roots = args.paths or list(KAFKA_ROOTS)
     relative = [p for p in roots if not p.startswith("/")]

@@ -11,26 +11,6 @@ from collections.abc import Callable, Iterator, Sequence
 from controller.zk.session import ZkSession
 from migrate.snapshot.files import Node
 
-#: Kafka's subtrees (ZkData's persistent paths and roots) -- the default of ``snapshot export``.
-KAFKA_ROOTS = (
-    "/admin",
-    "/brokers",
-    "/cluster",
-    "/config",
-    "/controller",
-    "/controller_epoch",
-    "/isr_change_notification",
-    "/latest_producer_id_block",
-    "/log_dir_event_notification",
-    "/delegation_token",
-    "/kafka-acl",
-    "/kafka-acl-changes",
-    "/kafka-acl-extended",
-    "/kafka-acl-extended-changes",
-    "/feature",
-    "/migration",
-    "/consumers",
-)
 LEVEL_BATCH = 20_000
 
 

@@ -38,7 +38,8 @@ def cmd_restore(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from migrate.snapshot.restore import RestoreInputError, plan, row_files, run, summary
+    from migrate.snapshot.restore import RestoreInputError, plan, row_files
+    from migrate.snapshot.restore_write import run, summary
 
     # Only the last host may carry the chroot (ZooKeeper's connect string); "HOST:PORT/" names its root.
     if "/" not in args.zookeeper.split(",")[-1] or not args.zookeeper.partition("/")[2].strip("/"):

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from migrate.snapshot.restore import Plan, run, summary
+from migrate.snapshot.restore import Plan
+from migrate.snapshot.restore_write import run, summary
 
 if TYPE_CHECKING:
     from controller.devstack.stack import Stack

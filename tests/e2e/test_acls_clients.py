@@ -45,10 +45,17 @@ def binding_tuples(bindings: list[AclBinding]) -> set[tuple[Any, ...]]:
         return str(value.name)
 
     return {
-        (name(b.restype), b.name, name(b.resource_pattern_type), b.principal, b.host, name(b.operation),
-         name(b.permission_type))
+        (
+            name(b.restype),
+            b.name,
+            name(b.resource_pattern_type),
+            b.principal,
+            b.host,
+            name(b.operation),
+            name(b.permission_type),
+        )
         for b in bindings
-    }  # fmt: skip
+    }
 
 
 def ck_filter(*args: Any) -> AclBindingFilter:
@@ -58,12 +65,33 @@ def ck_filter(*args: Any) -> AclBindingFilter:
 
 def test_confluent_kafka_acls(stack: RunningStack) -> None:
     admin = AdminClient({"bootstrap.servers": stack.bootstrap, "socket.timeout.ms": 10000})
-    alice_read = AclBinding(ResourceType.TOPIC, "ck-orders", ResourcePatternType.LITERAL, "User:alice", "*",
-                            AclOperation.READ, AclPermissionType.ALLOW)  # fmt: skip
-    bob_prefix = AclBinding(ResourceType.TOPIC, "ck-", ResourcePatternType.PREFIXED, "User:bob", "*",
-                            AclOperation.WRITE, AclPermissionType.DENY)  # fmt: skip
-    group = AclBinding(ResourceType.GROUP, "ck-group", ResourcePatternType.LITERAL, "User:alice", "*",
-                       AclOperation.READ, AclPermissionType.ALLOW)  # fmt: skip
+    alice_read = AclBinding(
+        ResourceType.TOPIC,
+        "ck-orders",
+        ResourcePatternType.LITERAL,
+        "User:alice",
+        "*",
+        AclOperation.READ,
+        AclPermissionType.ALLOW,
+    )
+    bob_prefix = AclBinding(
+        ResourceType.TOPIC,
+        "ck-",
+        ResourcePatternType.PREFIXED,
+        "User:bob",
+        "*",
+        AclOperation.WRITE,
+        AclPermissionType.DENY,
+    )
+    group = AclBinding(
+        ResourceType.GROUP,
+        "ck-group",
+        ResourcePatternType.LITERAL,
+        "User:alice",
+        "*",
+        AclOperation.READ,
+        AclPermissionType.ALLOW,
+    )
     for future in admin.create_acls([alice_read, bob_prefix, group], request_timeout=30).values():
         assert future.result(timeout=30) is None
 
@@ -74,8 +102,9 @@ def test_confluent_kafka_acls(stack: RunningStack) -> None:
     }
     assert stack.zk.exists("/kafka-acl-extended/prefixed/Topic/ck-") is not None
 
-    match = ck_filter(ResourceType.TOPIC, "ck-orders", ResourcePatternType.MATCH, None, None,
-                             AclOperation.ANY, AclPermissionType.ANY)  # fmt: skip
+    match = ck_filter(
+        ResourceType.TOPIC, "ck-orders", ResourcePatternType.MATCH, None, None, AclOperation.ANY, AclPermissionType.ANY
+    )
     found = admin.describe_acls(match, request_timeout=30).result(timeout=30)
     assert binding_tuples(found) == {
         ("TOPIC", "ck-orders", "LITERAL", "User:alice", "*", "READ", "ALLOW"),
@@ -83,16 +112,25 @@ def test_confluent_kafka_acls(stack: RunningStack) -> None:
     }
 
     # A bad binding fails alone (CLUSTER must be named kafka-cluster): INVALID_REQUEST.
-    bad = AclBinding(ResourceType.BROKER, "not-the-cluster", ResourcePatternType.LITERAL, "User:alice", "*",
-                     AclOperation.ALTER, AclPermissionType.ALLOW)  # fmt: skip
+    bad = AclBinding(
+        ResourceType.BROKER,
+        "not-the-cluster",
+        ResourcePatternType.LITERAL,
+        "User:alice",
+        "*",
+        AclOperation.ALTER,
+        AclPermissionType.ALLOW,
+    )
     with pytest.raises(KafkaException) as info:
         admin.create_acls([bad], request_timeout=30)[bad].result(timeout=30)
     assert info.value.args[0].code() == 42
 
-    prefixed_any = ck_filter(ResourceType.ANY, None, ResourcePatternType.PREFIXED, None, None,
-                                    AclOperation.ANY, AclPermissionType.ANY)  # fmt: skip
-    everything = ck_filter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None,
-                                  AclOperation.ANY, AclPermissionType.ANY)  # fmt: skip
+    prefixed_any = ck_filter(
+        ResourceType.ANY, None, ResourcePatternType.PREFIXED, None, None, AclOperation.ANY, AclPermissionType.ANY
+    )
+    everything = ck_filter(
+        ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY, AclPermissionType.ANY
+    )
     deleted = admin.delete_acls([prefixed_any], request_timeout=30)[prefixed_any].result(timeout=30)
     assert binding_tuples(deleted) == {("TOPIC", "ck-", "PREFIXED", "User:bob", "*", "WRITE", "DENY")}
     assert stack.zk.exists("/kafka-acl-extended/prefixed/Topic/ck-") is None
@@ -105,10 +143,20 @@ def test_confluent_kafka_acls(stack: RunningStack) -> None:
 def test_kafka_python_acls(stack: RunningStack) -> None:
     admin = KafkaAdminClient(bootstrap_servers=stack.bootstrap, request_timeout_ms=30000)
     try:
-        read = ACL("User:carol", "*", ACLOperation.READ, ACLPermissionType.ALLOW,
-                   ResourcePattern(KpResourceType.TOPIC, "kp-acl-topic"))  # fmt: skip
-        describe = ACL("User:carol", "*", ACLOperation.DESCRIBE, ACLPermissionType.ALLOW,
-                       ResourcePattern(KpResourceType.TOPIC, "kp-acl-", ACLResourcePatternType.PREFIXED))  # fmt: skip
+        read = ACL(
+            "User:carol",
+            "*",
+            ACLOperation.READ,
+            ACLPermissionType.ALLOW,
+            ResourcePattern(KpResourceType.TOPIC, "kp-acl-topic"),
+        )
+        describe = ACL(
+            "User:carol",
+            "*",
+            ACLOperation.DESCRIBE,
+            ACLPermissionType.ALLOW,
+            ResourcePattern(KpResourceType.TOPIC, "kp-acl-", ACLResourcePatternType.PREFIXED),
+        )
         result = admin.create_acls([read, describe])
         assert len(result["succeeded"]) == 2 and result["failed"] == []
 
@@ -128,8 +176,13 @@ def test_kafka_python_acls(stack: RunningStack) -> None:
         assert [(a.principal, a.operation) for a in matched] == [("User:carol", ACLOperation.READ)]
         assert stack.zk.exists("/kafka-acl/Topic/kp-acl-topic") is None
 
-        anything = ACLFilter("User:carol", None, ACLOperation.ANY, ACLPermissionType.ANY,
-                             ResourcePatternFilter(KpResourceType.ANY, None, ACLResourcePatternType.ANY))  # fmt: skip
+        anything = ACLFilter(
+            "User:carol",
+            None,
+            ACLOperation.ANY,
+            ACLPermissionType.ANY,
+            ResourcePatternFilter(KpResourceType.ANY, None, ACLResourcePatternType.ANY),
+        )
         [(_filter, matched, _err)] = admin.delete_acls([anything])
         assert [a.resource_pattern.resource_name for a in matched] == ["kp-acl-"]
         acls, error = admin.describe_acls(anything)

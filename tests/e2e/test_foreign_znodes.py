@@ -1,4 +1,4 @@
-"""Znodes written by other tools, not as Kafka writes them (issue 15, "Bad input"): topic znodes with bad JSON,
+"""Znodes written by other tools, not as Kafka writes them: topic znodes with bad JSON,
 an unknown version, duplicate replicas, negative broker ids and a megabyte of payload, a partition state of
 garbage, a topic config with a non-string value, a malformed legacy reassignment request. The nodes report
 each with its path, skip it and keep serving real clients: before and after a controller failover, whose
@@ -42,12 +42,17 @@ BAD_CONFIG = paths.entity_config("topics", "victim")
 BAD_REASSIGNMENT = b'{"version":1,"partitions":[{"topic":"victim","partition":0,"replicas":[1,1]}]}'
 #: Every bad znode, and what its log line must say after the path.
 BAD_PATHS = {
-    **{paths.topic(t): reason for t, reason in zip(FOREIGN_TOPICS, [
-        "invalid JSON", "unsupported version 99", "duplicate broker ids", "must be >= 0", "duplicate broker ids"],
-        strict=True)},
+    **{
+        paths.topic(t): reason
+        for t, reason in zip(
+            FOREIGN_TOPICS,
+            ["invalid JSON", "unsupported version 99", "duplicate broker ids", "must be >= 0", "duplicate broker ids"],
+            strict=True,
+        )
+    },
     GARBAGE_STATE: "invalid JSON",
     paths.REASSIGN_PARTITIONS: "duplicate broker ids",
-}  # fmt: skip
+}
 
 
 @pytest.fixture(scope="module")
@@ -138,8 +143,7 @@ def test_foreign_znodes_are_reported_and_skipped_before_and_after_a_failover(
         assert second is not None
         new = stack.stack.nodes[second - 1]
         wait_for(lambda: any("elected controller" in ln for ln in log_lines(new, marks[second])), 60, "the load")
-        survivors = RunningStack(stack.stack, ",".join(b for b in stack.brokers if not b.endswith(f":{old.port}")),
-                                 zk)  # fmt: skip
+        survivors = RunningStack(stack.stack, ",".join(b for b in stack.brokers if not b.endswith(f":{old.port}")), zk)
         survivor_admin = KafkaAdminClient(bootstrap_servers=survivors.bootstrap, request_timeout_ms=30000)
         try:
             create_and_list(survivors, survivor_admin, "after-failover")

@@ -169,23 +169,36 @@ def set_broker_config(broker_id: int, value: str) -> Any:
 
 def create_read_acl(topic: str) -> Any:
     creation = CreateAclsRequest.AclCreation(
-        resource_type=TOPIC, resource_name=topic, resource_pattern_type=LITERAL,
-        principal=PRINCIPAL, host="*", operation=READ, permission_type=ALLOW,
-    )  # fmt: skip
+        resource_type=TOPIC,
+        resource_name=topic,
+        resource_pattern_type=LITERAL,
+        principal=PRINCIPAL,
+        host="*",
+        operation=READ,
+        permission_type=ALLOW,
+    )
     return CreateAclsRequest(creations=[creation])
 
 
 def delete_topic_acls(topic: str) -> Any:
-    f = DeleteAclsRequest.DeleteAclsFilter(resource_type_filter=TOPIC, resource_name_filter=topic,
-                                           pattern_type_filter=LITERAL, principal_filter=None, host_filter=None,
-                                           operation=ANY, permission_type=ANY)  # fmt: skip
+    f = DeleteAclsRequest.DeleteAclsFilter(
+        resource_type_filter=TOPIC,
+        resource_name_filter=topic,
+        pattern_type_filter=LITERAL,
+        principal_filter=None,
+        host_filter=None,
+        operation=ANY,
+        permission_type=ANY,
+    )
     return DeleteAclsRequest(filters=[f])
 
 
 def set_user_quota(user: str, rate: float) -> Any:
     e = AlterClientQuotasRequest.EntryData
-    entry = e(entity=[e.EntityData(entity_type="user", entity_name=user)],
-              ops=[e.OpData(key="producer_byte_rate", value=rate, remove=False)])  # fmt: skip
+    entry = e(
+        entity=[e.EntityData(entity_type="user", entity_name=user)],
+        ops=[e.OpData(key="producer_byte_rate", value=rate, remove=False)],
+    )
     return AlterClientQuotasRequest(entries=[entry], validate_only=False)
 
 
@@ -390,7 +403,7 @@ def test_at_gate_the_active_controller_handles_requests_itself(at: RunningStack)
     assert topic_acls(at.zk, "ctl-acl") is None
 
 
-# -- 2b. several forwarded requests in flight, one client's still in order (issue 15) ---------------------------------
+# -- 2b. several forwarded requests in flight, one client's still in order ------------------------------------------
 PIPELINED = 30
 
 
@@ -398,8 +411,12 @@ def set_retention_frame(correlation: int, topic: str, value: str) -> bytes:
     """A size-prefixed IncrementalAlterConfigs v1 (SET retention.ms on ``topic``), encoded with kio."""
     header_cls = iac_v1.IncrementalAlterConfigsRequest.__header_schema__
     buf = io.BytesIO()
-    entity_writer(header_cls)(buf, header_cls(request_api_key=i16(44), request_api_version=i16(1),
-                                              correlation_id=i32(correlation), client_id="pipelined"))  # fmt: skip
+    entity_writer(header_cls)(
+        buf,
+        header_cls(
+            request_api_key=i16(44), request_api_version=i16(1), correlation_id=i32(correlation), client_id="pipelined"
+        ),
+    )
     config = iac_v1.AlterableConfig(name="retention.ms", config_operation=i8(0), value=value)
     resource = iac_v1.AlterConfigsResource(resource_type=i8(2), resource_name=topic, configs=(config,))
     body = iac_v1.IncrementalAlterConfigsRequest(resources=(resource,), validate_only=False)
@@ -431,8 +448,12 @@ def test_at_gate_one_connections_pipelined_requests_are_answered_and_applied_in_
     c, x, y = roles(at)
     busy_topics = [f"busy-{i}" for i in range(8)]
     with Admin(at.stack.nodes) as admin:
-        topics = [CreateTopicsRequest.CreatableTopic(name=t, num_partitions=1, replication_factor=1, assignments=[],
-                                                     configs=[]) for t in ("ordered", *busy_topics)]  # fmt: skip
+        topics = [
+            CreateTopicsRequest.CreatableTopic(
+                name=t, num_partitions=1, replication_factor=1, assignments=[], configs=[]
+            )
+            for t in ("ordered", *busy_topics)
+        ]
         ok(admin.send(c, CreateTopicsRequest(topics=topics, timeout_ms=30000, validate_only=False)))
     port = node(at, x).port
     stop = threading.Event()
@@ -713,8 +734,12 @@ def test_a_forwarded_request_finds_the_new_controller_after_the_old_one_dies(tmp
         assert new is not None and new in (x, y)
         assert broker_config(s.zk, x) == "8001"
         # The new controller wrote it (X's first request was written by the old one).
-        assert metric_sum(metrics_url(node(s, new).ready), "bridgekeeper_zookeeper_writes_total",
-                          kind="config", outcome="ok") == 1  # fmt: skip
+        assert (
+            metric_sum(
+                metrics_url(node(s, new).ready), "bridgekeeper_zookeeper_writes_total", kind="config", outcome="ok"
+            )
+            == 1
+        )
 
 
 # -- 5. no controller --------------------------------------------------------------------------------------------------
@@ -730,5 +755,9 @@ def test_no_controller_for_longer_than_request_timeout_answers_request_timed_out
         assert broker_config(s.zk, 1) is None  # not written locally either
         assert metric_sum(url, "bridgekeeper_forwarding_envelopes_sent_total") == 0
         assert metric_sum(url, "bridgekeeper_forwarding_queue_length") == 0
-        assert metric_sum(url, "bridgekeeper_request_errors_total", api="IncrementalAlterConfigs",
-                          error="REQUEST_TIMED_OUT") == 1  # fmt: skip
+        assert (
+            metric_sum(
+                url, "bridgekeeper_request_errors_total", api="IncrementalAlterConfigs", error="REQUEST_TIMED_OUT"
+            )
+            == 1
+        )

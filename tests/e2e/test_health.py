@@ -25,8 +25,12 @@ pytestmark = pytest.mark.e2e
 
 
 def health(address: str, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "controller.cli", "health", "--bootstrap-server", address, *extra],
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "controller.cli", "health", "--bootstrap-server", address, *extra],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_a_live_node_is_healthy(stack: RunningStack) -> None:

@@ -56,13 +56,21 @@ def test_acl_apis_without_an_authorizer_answer_security_disabled(stack: RunningS
     admin = KafkaAdminClient(bootstrap_servers=stack.bootstrap, request_timeout_ms=30000)
     try:
         any_acl = ACLFilter(
-            principal=None, host=None, operation=ACLOperation.ANY, permission_type=ACLPermissionType.ANY,
+            principal=None,
+            host=None,
+            operation=ACLOperation.ANY,
+            permission_type=ACLPermissionType.ANY,
             resource_pattern=ResourcePatternFilter(KpResourceType.ANY, None, ACLResourcePatternType.ANY),
-        )  # fmt: skip
+        )
         with pytest.raises(SecurityDisabledError):
             admin.describe_acls(any_acl)
-        acl = ACL("User:alice", "*", ACLOperation.READ, ACLPermissionType.ALLOW,
-                  ResourcePattern(KpResourceType.TOPIC, "t", ACLResourcePatternType.LITERAL))  # fmt: skip
+        acl = ACL(
+            "User:alice",
+            "*",
+            ACLOperation.READ,
+            ACLPermissionType.ALLOW,
+            ResourcePattern(KpResourceType.TOPIC, "t", ACLResourcePatternType.LITERAL),
+        )
         created = admin.create_acls([acl])
         assert created["succeeded"] == [] and len(created["failed"]) == 1
         assert created["failed"][0] is SecurityDisabledError

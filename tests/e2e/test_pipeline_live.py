@@ -22,8 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def bk(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "controller.cli", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "controller.cli", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT
+    )
 
 
 def assignment(stack: RunningStack, topics: list[str]) -> dict[tuple[str, int], list[int]]:
@@ -68,13 +69,15 @@ def test_snapshot_report_plan_execute_ends_balanced(stack: RunningStack, tmp_pat
         tp: before[tp] for tp in {(e["topic"], e["partition"]) for e in rollback["partitions"]}
     }
 
-    executed = bk("reassign", "--bootstrap-server", stack.bootstrap, "--execute", "--reassignment-json-file",
-                  str(plan_file))  # fmt: skip
+    executed = bk(
+        "reassign", "--bootstrap-server", stack.bootstrap, "--execute", "--reassignment-json-file", str(plan_file)
+    )
     assert executed.returncode == 0, executed.stdout + executed.stderr
 
     def done() -> bool:
-        verified = bk("reassign", "--bootstrap-server", stack.bootstrap, "--verify", "--reassignment-json-file",
-                      str(plan_file))  # fmt: skip
+        verified = bk(
+            "reassign", "--bootstrap-server", stack.bootstrap, "--verify", "--reassignment-json-file", str(plan_file)
+        )
         return "still in progress" not in verified.stdout
 
     wait_for(done, 120, "the plan's moves to complete")
@@ -88,9 +91,21 @@ def test_snapshot_report_plan_execute_ends_balanced(stack: RunningStack, tmp_pat
     # A second snapshot of the executed cluster: the report finds it balanced.
     again = tmp_path / "live-after.parquet"
     assert bk("snapshot", "export", "--zookeeper", stack.stack.zookeeper, "-o", str(again)).returncode == 0
-    reported = bk("pipeline", "report", f"live={again}", "-o", str(tmp_path / "after"), "--master", "local[2]",
-                  "--quiet", "--fail-on", "warning")  # fmt: skip
+    reported = bk(
+        "pipeline",
+        "report",
+        f"live={again}",
+        "-o",
+        str(tmp_path / "after"),
+        "--master",
+        "local[2]",
+        "--quiet",
+        "--fail-on",
+        "warning",
+    )
     assert reported.returncode == 0, reported.stdout + reported.stderr  # nothing of warning severity or worse
-    found = {f["check"]: f["count"] for f in orjson.loads((tmp_path / "after" / "report.json").read_bytes())
-             ["clusters"][0]["findings"]}  # fmt: skip
+    found = {
+        f["check"]: f["count"]
+        for f in orjson.loads((tmp_path / "after" / "report.json").read_bytes())["clusters"][0]["findings"]
+    }
     assert found["replica_skew"] == found["leader_skew"] == 0

@@ -188,8 +188,11 @@ class Run:
 def reassign(stack: RunningStack, tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "controller.cli", "reassign", "--bootstrap-server", stack.bootstrap, *args],
-        capture_output=True, text=True, timeout=120, cwd=tmp,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp,
+    )
 
 
 def forwarded_writes(stack: RunningStack, controller: int, value: str) -> None:
@@ -233,16 +236,25 @@ def run(stack: RunningStack, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
         # A throttled reassignment, verified until complete (which also removes the throttles).
         ids = sorted(n.broker_id for n in stack.stack.nodes)
-        moves = {"version": 1, "partitions": [
-            {"topic": TOPIC, "partition": p, "replicas": [r for r in ids if r not in replicas][:1] + replicas[:1]}
-            for p, replicas in enumerate(assignment)
-        ]}  # fmt: skip
+        moves = {
+            "version": 1,
+            "partitions": [
+                {"topic": TOPIC, "partition": p, "replicas": [r for r in ids if r not in replicas][:1] + replicas[:1]}
+                for p, replicas in enumerate(assignment)
+            ],
+        }
         plan = tmp / "plan.json"
         plan.write_text(json.dumps(moves))
         executed = reassign(stack, tmp, "--execute", "--reassignment-json-file", str(plan), "--throttle", "1048576")
         assert executed.returncode == 0, executed.stdout + executed.stderr
-        wait_for(lambda: "is still in progress" not in reassign(stack, tmp, "--verify", "--reassignment-json-file",
-                                                                 str(plan)).stdout, 90, "the reassignment")  # fmt: skip
+        wait_for(
+            lambda: (
+                "is still in progress"
+                not in reassign(stack, tmp, "--verify", "--reassignment-json-file", str(plan)).stdout
+            ),
+            90,
+            "the reassignment",
+        )
         time.sleep(3)  # a few scrapes of the finished state
 
         # SIGKILL the active controller: no node is the controller until its ZooKeeper session expires.

@@ -138,16 +138,32 @@ def test_generate_execute_with_a_throttle_then_verify_until_complete(
     topics.write_text('{"topics":[{"topic":"gen"}],"version":1}')
 
     # Decommission broker 4: only what must leave it (and what balance needs) moves.
-    text = tool("--bootstrap-server", stack.bootstrap, "--generate", "--topics-to-move-json-file", str(topics),
-                "--broker-list", "1,2,3")  # fmt: skip
+    text = tool(
+        "--bootstrap-server",
+        stack.bootstrap,
+        "--generate",
+        "--topics-to-move-json-file",
+        str(topics),
+        "--broker-list",
+        "1,2,3",
+    )
     assert text.returncode == 0, text.stderr
     current = {("gen", p): r for p, r in layout.items()}
     head = (
         f"Current partition replica assignment\n{compact(current)}\n\nProposed partition reassignment configuration\n"
     )
     assert text.stdout.startswith(head)
-    generated = tool("--bootstrap-server", stack.bootstrap, "--generate", "--topics-to-move-json-file", str(topics),
-                     "--broker-list", "1,2,3", "--output", "json")  # fmt: skip
+    generated = tool(
+        "--bootstrap-server",
+        stack.bootstrap,
+        "--generate",
+        "--topics-to-move-json-file",
+        str(topics),
+        "--broker-list",
+        "1,2,3",
+        "--output",
+        "json",
+    )
     doc = orjson.loads(generated.stdout)
     assert "error" not in doc and "exit_code" not in doc  # a run that succeeds prints its document alone
     proposed = {(e["topic"], e["partition"]): e["replicas"] for e in doc["proposed"]["partitions"]}
@@ -159,8 +175,15 @@ def test_generate_execute_with_a_throttle_then_verify_until_complete(
 
     plan_file = tmp_path / "plan.json"
     plan_file.write_text(orjson.dumps(doc["proposed"]).decode())
-    executed = tool("--bootstrap-server", stack.bootstrap, "--execute", "--reassignment-json-file", str(plan_file),
-                    "--throttle", "1048576")  # fmt: skip
+    executed = tool(
+        "--bootstrap-server",
+        stack.bootstrap,
+        "--execute",
+        "--reassignment-json-file",
+        str(plan_file),
+        "--throttle",
+        "1048576",
+    )
     assert executed.returncode == 0, executed.stdout + executed.stderr
     names = ",".join(f"gen-{p}" for p in range(6))
     assert executed.stdout == (
@@ -217,8 +240,9 @@ def test_additional_list_and_cancel_mid_move(stack: RunningStack, admin: KafkaAd
     second = plan(tmp_path, "second.json", {("held", 1): [2, 3, 4]})
     both = plan(tmp_path, "both.json", {("held", 0): [1, 2, 4], ("held", 1): [2, 3, 4]})
     # 1 B/s: the moves cannot finish while the tests look at them.
-    started = tool("--bootstrap-server", stack.bootstrap, "--execute", "--reassignment-json-file", str(first),
-                   "--throttle", "1")  # fmt: skip
+    started = tool(
+        "--bootstrap-server", stack.bootstrap, "--execute", "--reassignment-json-file", str(first), "--throttle", "1"
+    )
     assert started.returncode == 0, started.stdout
     listed = tool("--bootstrap-server", stack.bootstrap, "--list")
     assert (listed.returncode, listed.stdout) == (
@@ -230,8 +254,16 @@ def test_additional_list_and_cancel_mid_move(stack: RunningStack, admin: KafkaAd
     assert (refused.returncode, refused.stdout) == (1, CANNOT_EXECUTE + "\n")
     assert KTP("held", 1) not in admin.list_partition_reassignments()
 
-    added = tool("--bootstrap-server", stack.bootstrap, "--execute", "--reassignment-json-file", str(second),
-                 "--additional", "--throttle", "1")  # fmt: skip
+    added = tool(
+        "--bootstrap-server",
+        stack.bootstrap,
+        "--execute",
+        "--reassignment-json-file",
+        str(second),
+        "--additional",
+        "--throttle",
+        "1",
+    )
     assert added.returncode == 0, added.stdout
     assert added.stdout.endswith("Successfully started partition reassignment for held-1\n")
     as_json = orjson.loads(tool("--bootstrap-server", stack.bootstrap, "--list", "--output", "json").stdout)
@@ -306,8 +338,15 @@ def test_both_connection_flags_are_refused_and_nothing_is_written(
 ) -> None:
     create(admin, "both", {0: [1]})
     moves = plan(tmp_path, "both.json", {("both", 0): [2]})
-    result = tool("--bootstrap-server", stack.bootstrap, "--zookeeper", stack.stack.zookeeper, "--execute",
-                  "--reassignment-json-file", str(moves))  # fmt: skip
+    result = tool(
+        "--bootstrap-server",
+        stack.bootstrap,
+        "--zookeeper",
+        stack.stack.zookeeper,
+        "--execute",
+        "--reassignment-json-file",
+        str(moves),
+    )
     assert result.returncode == 1
     assert "--bootstrap-server" in result.stderr and "--zookeeper" in result.stderr
     assert result.stdout == ""
@@ -346,14 +385,26 @@ def test_waves_respect_the_per_broker_cap_and_an_interrupted_run_resumes(
 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
-    args = ["--bootstrap-server", stack.bootstrap, "--execute", "--reassignment-json-file", str(moves),
-            "--max-moves-per-broker", "2", "--throttle", "2097152"]  # fmt: skip
+    args = [
+        "--bootstrap-server",
+        stack.bootstrap,
+        "--execute",
+        "--reassignment-json-file",
+        str(moves),
+        "--max-moves-per-broker",
+        "2",
+        "--throttle",
+        "2097152",
+    ]
     try:
         first = subprocess.Popen(
             [sys.executable, "-m", "controller.cli", "reassign", *args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=Path(__file__).resolve().parents[2],
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # even when started with it ignored
-        )  # fmt: skip
+        )
         wait_for(lambda: any(seen), 60, "the first wave to start")
         first.send_signal(signal.SIGINT)
         out, err = first.communicate(timeout=60)
@@ -378,20 +429,32 @@ BAD_PLANS = [
     ('{"version":2,"partitions":[]}', "Error: Not supported version field value 2\n"),
     ('{"version":1,"partitions":[]}', "Error: Partition reassignment list cannot be empty\n"),
     ('{"partitions":[{"topic":"bad","partition":0,"replicas":[]}]}', "Error: Partition replica list cannot be empty\n"),
-    ('{"partitions":[{"topic":"bad","partition":0,"replicas":[1]},{"topic":"bad","partition":0,"replicas":[2]}]}',
-     "Error: Partition reassignment contains duplicate topic partitions: bad-0\n"),
-    ('{"partitions":[{"topic":"bad","partition":0,"replicas":[1,1]}]}',
-     "Error: Partition replica lists may not contain duplicate entries: bad-0 contains multiple entries for 1\n"),
-    ('{"partitions":[{"topic":"bad","partition":0,"replicas":[1,2],"log_dirs":["any"]}]}',
-     "Error: Size of replicas list [1, 2] is different from size of log dirs list [any] for partition bad-0\n"),
-    ('{"partitions":[{"topic":"bad","partition":0,"replicas":[1,"x"]}]}',
-     'Error: Expected `Integer` value, received "x" at partitions[0].replicas[1]\n'),
+    (
+        '{"partitions":[{"topic":"bad","partition":0,"replicas":[1]},{"topic":"bad","partition":0,"replicas":[2]}]}',
+        "Error: Partition reassignment contains duplicate topic partitions: bad-0\n",
+    ),
+    (
+        '{"partitions":[{"topic":"bad","partition":0,"replicas":[1,1]}]}',
+        "Error: Partition replica lists may not contain duplicate entries: bad-0 contains multiple entries for 1\n",
+    ),
+    (
+        '{"partitions":[{"topic":"bad","partition":0,"replicas":[1,2],"log_dirs":["any"]}]}',
+        "Error: Size of replicas list [1, 2] is different from size of log dirs list [any] for partition bad-0\n",
+    ),
+    (
+        '{"partitions":[{"topic":"bad","partition":0,"replicas":[1,"x"]}]}',
+        'Error: Expected `Integer` value, received "x" at partitions[0].replicas[1]\n',
+    ),
     ('{"partitions":[{"topic":"bad","partition":0,"replicas":[1,9]}]}', "Error: Unknown broker id 9\n"),
-    ('{"partitions":[{"topic":"nosuch","partition":0,"replicas":[1]}]}',
-     "Error: org.apache.kafka.common.errors.UnknownTopicOrPartitionException: Topic nosuch not found.\n"),
-    ('{"partitions":[{"topic":"bad","partition":7,"replicas":[1]}]}',
-     "Error: org.apache.kafka.common.errors.UnknownTopicOrPartitionException: Unable to find partition: bad-7\n"),
-]  # fmt: skip
+    (
+        '{"partitions":[{"topic":"nosuch","partition":0,"replicas":[1]}]}',
+        "Error: org.apache.kafka.common.errors.UnknownTopicOrPartitionException: Topic nosuch not found.\n",
+    ),
+    (
+        '{"partitions":[{"topic":"bad","partition":7,"replicas":[1]}]}',
+        "Error: org.apache.kafka.common.errors.UnknownTopicOrPartitionException: Unable to find partition: bad-7\n",
+    ),
+]
 
 
 @pytest.mark.parametrize(("text", "expected"), BAD_PLANS)
@@ -406,8 +469,9 @@ def test_bad_plans_are_refused_naming_what_is_wrong_and_nothing_moves(
     assert result.returncode == 1
     assert result.stdout.startswith(expected) if expected.endswith(": ") else result.stdout == expected
     assert "Traceback" not in result.stdout + result.stderr
-    as_json = tool("--bootstrap-server", stack.bootstrap, "--execute", "--reassignment-json-file", str(path),
-                   "--output", "json")  # fmt: skip
+    as_json = tool(
+        "--bootstrap-server", stack.bootstrap, "--execute", "--reassignment-json-file", str(path), "--output", "json"
+    )
     assert as_json.returncode == 1
     doc = orjson.loads(as_json.stdout)
     assert "Error: " + doc["error"] + "\n" == result.stdout and doc["exit_code"] == 1
@@ -421,8 +485,15 @@ def test_generate_refusals(stack: RunningStack, admin: KafkaAdminClient, tmp_pat
     topics.write_text('{"topics":[{"topic":"wide"}],"version":1}')
 
     def generate(brokers: str, file: Path = topics) -> subprocess.CompletedProcess[str]:
-        return tool("--bootstrap-server", stack.bootstrap, "--generate", "--topics-to-move-json-file", str(file),
-                    "--broker-list", brokers)  # fmt: skip
+        return tool(
+            "--bootstrap-server",
+            stack.bootstrap,
+            "--generate",
+            "--topics-to-move-json-file",
+            str(file),
+            "--broker-list",
+            brokers,
+        )
 
     assert generate("1,2").stdout == "Error: Replication factor: 3 larger than available brokers: 2.\n"
     assert generate("1,2,2").stdout == "Error: Broker list contains duplicate entries: [2]\n"

@@ -85,8 +85,11 @@ def test_stopped_broker_leaves_and_restarted_broker_rejoins_the_isr(tmp_path: Pa
         led = [p for p, s in enumerate(states()) if s.leader == victim.broker_id]
         assert led, "the victim leads some partitions"
         stack.stop_node(victim)  # graceful stop: a controlled shutdown first
-        wait_for(lambda: all(victim.broker_id not in s.isr and s.leader != victim.broker_id for s in states()), 60,
-                 "leaders and ISRs without the stopped broker")  # fmt: skip
+        wait_for(
+            lambda: all(victim.broker_id not in s.isr and s.leader != victim.broker_id for s in states()),
+            60,
+            "leaders and ISRs without the stopped broker",
+        )
         assert all(s.leader >= 0 for s in states())  # nobody is left without a leader
         # Controlled, not crashed: leadership moved in writes made *before* its registration was deleted.
         deregistered = zk.exists(paths.BROKER_IDS).pzxid
@@ -139,20 +142,36 @@ def test_replication_throttle_holds_a_move_until_it_is_removed(tmp_path: Path) -
             for future in ck.incremental_alter_configs(
                 [ConfigResource(resource[0], resource[1], incremental_configs=entries)]
             ).values():
-                future.result(timeout=30)  # fmt: skip
+                future.result(timeout=30)
 
         # 1 byte/s: the 10 MiB catch-up cannot finish while the throttle is in place.
-        alter(("BROKER", str(target)), [ConfigEntry("follower.replication.throttled.rate", "1",
-                                                   incremental_operation=AlterConfigOpType.SET)])  # fmt: skip
-        alter(("TOPIC", "slow"), [ConfigEntry("follower.replication.throttled.replicas", f"0:{target}",
-                                             incremental_operation=AlterConfigOpType.SET)])  # fmt: skip
+        alter(
+            ("BROKER", str(target)),
+            [ConfigEntry("follower.replication.throttled.rate", "1", incremental_operation=AlterConfigOpType.SET)],
+        )
+        alter(
+            ("TOPIC", "slow"),
+            [
+                ConfigEntry(
+                    "follower.replication.throttled.replicas",
+                    f"0:{target}",
+                    incremental_operation=AlterConfigOpType.SET,
+                )
+            ],
+        )
         kp.alter_partition_reassignments({KTP("slow", 0): [target]})
         for _ in range(3):  # the unthrottled catch-up would have finished long before this
             time.sleep(1)
             assert KTP("slow", 0) in kp.list_partition_reassignments()
 
-        alter(("TOPIC", "slow"), [ConfigEntry("follower.replication.throttled.replicas", "",
-                                             incremental_operation=AlterConfigOpType.DELETE)])  # fmt: skip
+        alter(
+            ("TOPIC", "slow"),
+            [
+                ConfigEntry(
+                    "follower.replication.throttled.replicas", "", incremental_operation=AlterConfigOpType.DELETE
+                )
+            ],
+        )
 
         def done() -> bool:
             return TopicAssignment.decode("t", zk.get(paths.topic("slow"))[0]).partitions[0] == (target,)

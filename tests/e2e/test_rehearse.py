@@ -24,18 +24,42 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def rehearse(out: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     proc = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "rehearse", "--from-ibp", "3.3-IV3", "--to-ibp", "3.4-IV0",
-         "--nodes", "3", "--zk-servers", "3", "--rate", "12", "-o", str(out), *args],
-        capture_output=True, text=True, timeout=900, cwd=ROOT, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "rehearse",
+            "--from-ibp",
+            "3.3-IV3",
+            "--to-ibp",
+            "3.4-IV0",
+            "--nodes",
+            "3",
+            "--zk-servers",
+            "3",
+            "--rate",
+            "12",
+            "-o",
+            str(out),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=ROOT,
+        check=False,
+    )
     json_path = out / "rehearsal.json"
     assert json_path.exists(), f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr[-4000:]}"
     return proc, orjson.loads(json_path.read_bytes())
 
 
 def failed(doc: dict[str, Any]) -> list[str]:
-    return [f"{c['name']} @ step {c['step']}: {c['summary']} {c['evidence'][:8]}" for c in doc["checks"]
-            if c["verdict"] == "fail"]  # fmt: skip
+    return [
+        f"{c['name']} @ step {c['step']}: {c['summary']} {c['evidence'][:8]}"
+        for c in doc["checks"]
+        if c["verdict"] == "fail"
+    ]
 
 
 def test_a_short_rehearsal_with_a_drill_passes_and_its_report_shows_the_steps(tmp_path: Path) -> None:
@@ -83,8 +107,12 @@ def test_a_short_rehearsal_with_a_drill_passes_and_its_report_shows_the_steps(tm
 
     for artefact in doc["artefacts"]:
         assert (out / artefact["path"]).stat().st_size > 0, artefact
-    assert {a["path"] for a in doc["artefacts"]} >= {"assignment-before.json", "assignment-after.json",
-                                                      "zookeeper-before.jsonl", "zookeeper-after.jsonl"}  # fmt: skip
+    assert {a["path"] for a in doc["artefacts"]} >= {
+        "assignment-before.json",
+        "assignment-after.json",
+        "zookeeper-before.jsonl",
+        "zookeeper-after.jsonl",
+    }
 
     html = out / "report.html"
     dom = chromium(tmp_path, html, "--dump-dom")

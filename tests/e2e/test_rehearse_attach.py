@@ -51,25 +51,45 @@ def operator_cluster(tmp: Path) -> Iterator[Path]:
             d = tmp / f"node-{b}"
             d.mkdir()
             port, metrics = free_port(), free_port()
-            (d / "server.properties").write_text(dump_properties({
-                "broker.id": str(b), "zookeeper.connect": zk.connect_string + "/kafka",
-                "listeners": f"PLAINTEXT://127.0.0.1:{port}", "inter.broker.protocol.version": "3.3-IV3",
-                "zookeeper.session.timeout.ms": "6000", "bridgekeeper.metrics.host": "127.0.0.1",
-                "bridgekeeper.metrics.port": str(metrics),
-            }))  # fmt: skip
+            (d / "server.properties").write_text(
+                dump_properties(
+                    {
+                        "broker.id": str(b),
+                        "zookeeper.connect": zk.connect_string + "/kafka",
+                        "listeners": f"PLAINTEXT://127.0.0.1:{port}",
+                        "inter.broker.protocol.version": "3.3-IV3",
+                        "zookeeper.session.timeout.ms": "6000",
+                        "bridgekeeper.metrics.host": "127.0.0.1",
+                        "bridgekeeper.metrics.port": str(metrics),
+                    }
+                )
+            )
             script = d / "node.sh"
             script.write_text(SCRIPT.format(broker_id=b, dir=d, root=ROOT, python=sys.executable))
             subprocess.run(["sh", str(script), "start"], check=True, timeout=30)
             dirs.append(d)
-            nodes.append({"broker_id": b, "bootstrap": f"127.0.0.1:{port}",
-                          "metrics": f"http://127.0.0.1:{metrics}/metrics", "log": str(d / "node.log"),
-                          "config": str(d / "server.properties"), "restart": f"sh {script} restart",
-                          "kill": f"sh {script} kill", "start": f"sh {script} start"})  # fmt: skip
+            nodes.append(
+                {
+                    "broker_id": b,
+                    "bootstrap": f"127.0.0.1:{port}",
+                    "metrics": f"http://127.0.0.1:{metrics}/metrics",
+                    "log": str(d / "node.log"),
+                    "config": str(d / "server.properties"),
+                    "restart": f"sh {script} restart",
+                    "kill": f"sh {script} kill",
+                    "start": f"sh {script} start",
+                }
+            )
         inventory = tmp / "inventory.json"
-        inventory.write_bytes(orjson.dumps({
-            "zookeeper": zk.connect_string + "/kafka",
-            "zookeeper_data_dirs": [str(m.data_dir / "data") for m in zk.members], "nodes": nodes,
-        }))  # fmt: skip
+        inventory.write_bytes(
+            orjson.dumps(
+                {
+                    "zookeeper": zk.connect_string + "/kafka",
+                    "zookeeper_data_dirs": [str(m.data_dir / "data") for m in zk.members],
+                    "nodes": nodes,
+                }
+            )
+        )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not all("NODE-READY" in (d / "stdout.log").read_text() for d in dirs):
             time.sleep(0.2)
@@ -87,10 +107,30 @@ def test_attach_rehearses_a_cluster_it_did_not_start(tmp_path: Path) -> None:
     out = tmp_path / "out"
     with operator_cluster(tmp_path) as inventory:
         proc = subprocess.run(
-            [sys.executable, "-m", "controller.cli", "rehearse", "--attach", str(inventory), "--from-ibp", "3.3-IV3",
-             "--to-ibp", "3.4-IV0", "--rate", "8", "--drill", "kill-controller", "-o", str(out)],
-            capture_output=True, text=True, timeout=900, cwd=ROOT, check=False,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "controller.cli",
+                "rehearse",
+                "--attach",
+                str(inventory),
+                "--from-ibp",
+                "3.3-IV3",
+                "--to-ibp",
+                "3.4-IV0",
+                "--rate",
+                "8",
+                "--drill",
+                "kill-controller",
+                "-o",
+                str(out),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            cwd=ROOT,
+            check=False,
+        )
         doc = orjson.loads((out / "rehearsal.json").read_bytes())
         configs = [(tmp_path / f"node-{b}" / "server.properties").read_text() for b in (1, 2, 3)]
     bad = [f"{c['name']}: {c['summary']} {c['evidence'][:5]}" for c in doc["checks"] if c["verdict"] == "fail"]

@@ -62,8 +62,9 @@ def test_load_journal_matches_zookeeper(stack: RunningStack, tmp_path: Path) -> 
         failed = [f"{r['worker']}#{r['seq']} {r['op']} {r['entity']}: {r['error']}" for r in records if not r["ok"]]
         assert len(failed) <= len(records) // 20, failed
         assert all(r["forwardable"] == (r["op"] != "metadata") for r in records)
-        assert all(r["entity"].startswith(("topic:rh-w", "acl:topic:rh-w", "quota:client-id:rh-w", "cluster"))
-                   for r in records)  # fmt: skip
+        assert all(
+            r["entity"].startswith(("topic:rh-w", "acl:topic:rh-w", "quota:client-id:rh-w", "cluster")) for r in records
+        )
 
         found = verify(records, session)
         assert found.ok, found.evidence

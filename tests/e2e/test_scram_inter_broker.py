@@ -66,10 +66,23 @@ def test_forwarding_over_scram_after_bootstrapping_the_broker_credential(tmp_pat
         assert zk.exists(f"/config/brokers/{broker.broker_id}") is None
 
         done = subprocess.run(
-            [sys.executable, "-m", "controller.cli", "zk", "scram", "--zookeeper", stack.zookeeper,
-             "--user", "broker", "--password", "b-secret"],
-            capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "controller.cli",
+                "zk",
+                "scram",
+                "--zookeeper",
+                stack.zookeeper,
+                "--user",
+                "broker",
+                "--password",
+                "b-secret",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 0, done.stderr
         before = metric_sum(url, "bridgekeeper_forwarding_client_requests_total")
         assert alter(port, broker.broker_id, "2000") == "OK"

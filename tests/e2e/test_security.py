@@ -115,8 +115,11 @@ def encode_request(api_key: int, version: int, body: Any, correlation_id: int, c
     """A whole request (header + body) without the size prefix: what goes on the wire, or inside an Envelope."""
     header_cls = load_request_schema(api_key, version).__header_schema__
     buf = io.BytesIO()
-    header: dict[str, Any] = {"request_api_key": i16(api_key), "request_api_version": i16(version),
-                              "correlation_id": i32(correlation_id)}  # fmt: skip
+    header: dict[str, Any] = {
+        "request_api_key": i16(api_key),
+        "request_api_version": i16(version),
+        "correlation_id": i32(correlation_id),
+    }
     if "client_id" in header_cls.__dataclass_fields__:
         header["client_id"] = client_id
     entity_writer(header_cls)(buf, header_cls(**header))
@@ -205,40 +208,62 @@ def as_principal(name: str) -> bytes:
 
 def incremental_alter(resource_type: int, name: str, key: str, value: str) -> Any:
     config = entity_cls(44, 1, "AlterableConfig")(name=key, config_operation=i8(0), value=value)
-    resource = entity_cls(44, 1, "AlterConfigsResource")(resource_type=i8(resource_type), resource_name=name,
-                                                          configs=(config,))  # fmt: skip
+    resource = entity_cls(44, 1, "AlterConfigsResource")(
+        resource_type=i8(resource_type), resource_name=name, configs=(config,)
+    )
     return req(44, 1, resources=(resource,), validate_only=False)
 
 
 def create_topics_request(*names: str) -> Any:
     topic = entity_cls(19, 5, "CreatableTopic")
-    topics = tuple(topic(name=n, num_partitions=i32(1), replication_factor=i16(1), assignments=(), configs=())
-                   for n in names)  # fmt: skip
+    topics = tuple(
+        topic(name=n, num_partitions=i32(1), replication_factor=i16(1), assignments=(), configs=()) for n in names
+    )
     return req(19, 5, topics=topics, validate_only=False)
 
 
 def create_acls_request(principal: str, topic: str) -> Any:
     creation = entity_cls(30, 3, "AclCreation")(
-        resource_type=i8(ACL_TOPIC), resource_name=topic, resource_pattern_type=i8(ACL_LITERAL),
-        principal=principal, host="*", operation=i8(ACL_READ), permission_type=i8(ACL_ALLOW),
-    )  # fmt: skip
+        resource_type=i8(ACL_TOPIC),
+        resource_name=topic,
+        resource_pattern_type=i8(ACL_LITERAL),
+        principal=principal,
+        host="*",
+        operation=i8(ACL_READ),
+        permission_type=i8(ACL_ALLOW),
+    )
     return req(30, 3, creations=(creation,))
 
 
 def metadata_request(*names: str) -> Any:
     topic = entity_cls(3, 12, "MetadataRequestTopic")
-    return req(3, 12, topics=tuple(topic(name=n, topic_id=None) for n in names), allow_auto_topic_creation=False,
-               include_topic_authorized_operations=False)  # fmt: skip
+    return req(
+        3,
+        12,
+        topics=tuple(topic(name=n, topic_id=None) for n in names),
+        allow_auto_topic_creation=False,
+        include_topic_authorized_operations=False,
+    )
 
 
 # --- clients -----------------------------------------------------------------------------------------------------
-def ck_admin(bootstrap: str, user: str, password: str | None = None, mechanism: str = "PLAIN",
-             options: dict[str, Any] | None = None) -> Any:  # fmt: skip
+def ck_admin(
+    bootstrap: str,
+    user: str,
+    password: str | None = None,
+    mechanism: str = "PLAIN",
+    options: dict[str, Any] | None = None,
+) -> Any:
     config: dict[str, Any] = {
-        "bootstrap.servers": bootstrap, "security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": mechanism,
-        "sasl.username": user, "sasl.password": password if password is not None else USERS[user],
-        "socket.timeout.ms": 15000, "logger": _quiet_librdkafka, **(options or {}),
-    }  # fmt: skip
+        "bootstrap.servers": bootstrap,
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanisms": mechanism,
+        "sasl.username": user,
+        "sasl.password": password if password is not None else USERS[user],
+        "socket.timeout.ms": 15000,
+        "logger": _quiet_librdkafka,
+        **(options or {}),
+    }
     return AdminClient(config)
 
 
@@ -262,10 +287,13 @@ def ck_login_errors(
 @contextlib.contextmanager
 def kp_admin(bootstrap: list[str], user: str, password: str | None = None, mechanism: str = "PLAIN") -> Iterator[Any]:
     client = KafkaAdminClient(
-        bootstrap_servers=bootstrap, security_protocol="SASL_PLAINTEXT", sasl_mechanism=mechanism,
-        sasl_plain_username=user, sasl_plain_password=password if password is not None else USERS[user],
+        bootstrap_servers=bootstrap,
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism=mechanism,
+        sasl_plain_username=user,
+        sasl_plain_password=password if password is not None else USERS[user],
         request_timeout_ms=30000,
-    )  # fmt: skip
+    )
     try:
         yield client
     finally:
@@ -342,11 +370,25 @@ class Cluster:
         n = next(self._markers)
         literal, prefix = f"sec-marker-{n}", f"sec-marker-p{n}-"
         markers = [
-            AclBinding(ResourceType.TOPIC, literal, ResourcePatternType.LITERAL, "User:alice", "*",
-                       AclOperation.DESCRIBE, AclPermissionType.ALLOW),
-            AclBinding(ResourceType.TOPIC, prefix, ResourcePatternType.PREFIXED, "User:alice", "*",
-                       AclOperation.DESCRIBE, AclPermissionType.ALLOW),
-        ]  # fmt: skip
+            AclBinding(
+                ResourceType.TOPIC,
+                literal,
+                ResourcePatternType.LITERAL,
+                "User:alice",
+                "*",
+                AclOperation.DESCRIBE,
+                AclPermissionType.ALLOW,
+            ),
+            AclBinding(
+                ResourceType.TOPIC,
+                prefix,
+                ResourcePatternType.PREFIXED,
+                "User:alice",
+                "*",
+                AclOperation.DESCRIBE,
+                AclPermissionType.ALLOW,
+            ),
+        ]
         for future in self.admin().create_acls(markers, request_timeout=30).values():
             future.result(timeout=30)
         for node in sorted(self.ports):
@@ -365,8 +407,13 @@ class Cluster:
         return metric_sum(self.metrics[node], FORWARDED)
 
 
-def allow(name: str, operation: Any, pattern: Any = ResourcePatternType.LITERAL, user: str = "alice",
-          permission: Any = AclPermissionType.ALLOW) -> AclBinding:  # fmt: skip
+def allow(
+    name: str,
+    operation: Any,
+    pattern: Any = ResourcePatternType.LITERAL,
+    user: str = "alice",
+    permission: Any = AclPermissionType.ALLOW,
+) -> AclBinding:
     return AclBinding(ResourceType.TOPIC, name, pattern, f"User:{user}", "*", operation, permission)
 
 
@@ -400,8 +447,12 @@ def zed(cluster: Cluster) -> str:
 
 
 # --- 1. logins -----------------------------------------------------------------------------------------------------
-LOGINS = [("PLAIN", "admin", "admin-secret"), ("PLAIN", "alice", "alice-secret"),
-          ("SCRAM-SHA-256", "zed", "zed-secret"), ("SCRAM-SHA-512", "zed", "zed-secret")]  # fmt: skip
+LOGINS = [
+    ("PLAIN", "admin", "admin-secret"),
+    ("PLAIN", "alice", "alice-secret"),
+    ("SCRAM-SHA-256", "zed", "zed-secret"),
+    ("SCRAM-SHA-512", "zed", "zed-secret"),
+]
 
 
 def test_logins_with_confluent_kafka(cluster: Cluster, zed: str) -> None:
@@ -430,11 +481,19 @@ def test_logins_with_kafka_python(cluster: Cluster, zed: str) -> None:
 BAD_LOGINS = [
     ("PLAIN", "admin", "wrong", "Authentication failed: Invalid username or password"),
     ("PLAIN", "mallory", "anything", "Authentication failed: Invalid username or password"),
-    ("SCRAM-SHA-256", "zed", "wrong",
-     "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-256"),
-    ("SCRAM-SHA-512", "nobody", "wrong",
-     "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512"),
-]  # fmt: skip
+    (
+        "SCRAM-SHA-256",
+        "zed",
+        "wrong",
+        "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-256",
+    ),
+    (
+        "SCRAM-SHA-512",
+        "nobody",
+        "wrong",
+        "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512",
+    ),
+]
 
 
 def test_bad_credentials_with_confluent_kafka(cluster: Cluster, zed: str) -> None:
@@ -461,9 +520,13 @@ def test_bad_credentials_with_kafka_python(cluster: Cluster, zed: str) -> None:
         before = cluster.sasl_failures(node)
         outcomes: list[BaseException] = []
         for _ in range(3):
-            client = KafkaNetClient(bootstrap_servers=[cluster.bootstrap(node)], security_protocol="SASL_PLAINTEXT",
-                                    sasl_mechanism=mechanism, sasl_plain_username=user,
-                                    sasl_plain_password=password)  # fmt: skip
+            client = KafkaNetClient(
+                bootstrap_servers=[cluster.bootstrap(node)],
+                security_protocol="SASL_PLAINTEXT",
+                sasl_mechanism=mechanism,
+                sasl_plain_username=user,
+                sasl_plain_password=password,
+            )
             try:
                 conn = client._manager.get_connection(client.cluster.bootstrap_brokers()[0].node_id)
                 client._net.poll(timeout_ms=20000, future=conn.init_future)
@@ -487,9 +550,14 @@ def test_bad_credentials_with_kafka_python(cluster: Cluster, zed: str) -> None:
 
     # The admin client never gets past bootstrapping.
     with pytest.raises(kafka_errors.KafkaTimeoutError, match="Unable to bootstrap"):
-        KafkaAdminClient(bootstrap_servers=[cluster.bootstrap(node)], security_protocol="SASL_PLAINTEXT",
-                         sasl_mechanism="PLAIN", sasl_plain_username="admin", sasl_plain_password="wrong",
-                         bootstrap_timeout_ms=2000)  # fmt: skip
+        KafkaAdminClient(
+            bootstrap_servers=[cluster.bootstrap(node)],
+            security_protocol="SASL_PLAINTEXT",
+            sasl_mechanism="PLAIN",
+            sasl_plain_username="admin",
+            sasl_plain_password="wrong",
+            bootstrap_timeout_ms=2000,
+        )
 
 
 def test_bad_credentials_on_the_wire(cluster: Cluster) -> None:
@@ -532,8 +600,13 @@ def test_unknown_mechanism_is_refused(cluster: Cluster) -> None:
         assert tuple(reply.mechanisms) == ENABLED_MECHANISMS
         assert conn.call_or_eof(17, 1, req(17, 1, mechanism="PLAIN")) is None  # closed after the refusal
 
-    errors = ck_login_errors(cluster.bootstrap(node), "admin", "", "OAUTHBEARER", {
-        "enable.sasl.oauthbearer.unsecure.jwt": True, "sasl.oauthbearer.config": "principal=admin"})  # fmt: skip
+    errors = ck_login_errors(
+        cluster.bootstrap(node),
+        "admin",
+        "",
+        "OAUTHBEARER",
+        {"enable.sasl.oauthbearer.unsecure.jwt": True, "sasl.oauthbearer.config": "principal=admin"},
+    )
     assert "Unsupported SASL mechanism" in errors[0]
     assert "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512" in errors[0]
 
@@ -560,9 +633,10 @@ def test_scram_credentials_created_with_alter_user_scram_credentials(cluster: Cl
     admin = cluster.admin()
     upserts = [
         UserScramCredentialUpsertion("carol", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096), b"carol-256"),
-        UserScramCredentialUpsertion("carol", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192), b"carol-512",
-                                     b"some-salt"),
-    ]  # fmt: skip
+        UserScramCredentialUpsertion(
+            "carol", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192), b"carol-512", b"some-salt"
+        ),
+    ]
     for future in admin.alter_user_scram_credentials(upserts, request_timeout=30).values():
         future.result(timeout=30)
 
@@ -625,8 +699,10 @@ def test_topic_acls_with_confluent_kafka(cluster: Cluster) -> None:
     assert create(*names) == dict.fromkeys(names, TOPIC_AUTHORIZATION_FAILED)
     assert not any(cluster.zk.exists(f"/brokers/topics/{n}") for n in names)
 
-    cluster.grant(allow("sec-acl-lit", AclOperation.CREATE),
-                  allow("sec-acl-pfx-", AclOperation.CREATE, ResourcePatternType.PREFIXED))  # fmt: skip
+    cluster.grant(
+        allow("sec-acl-lit", AclOperation.CREATE),
+        allow("sec-acl-pfx-", AclOperation.CREATE, ResourcePatternType.PREFIXED),
+    )
     assert create(*names) == {"sec-acl-lit": NONE, "sec-acl-pfx-1": NONE, "sec-acl-other": TOPIC_AUTHORIZATION_FAILED}
     assert cluster.zk.exists("/brokers/topics/sec-acl-lit") and cluster.zk.exists("/brokers/topics/sec-acl-pfx-1")
 
@@ -640,8 +716,10 @@ def test_topic_acls_with_confluent_kafka(cluster: Cluster) -> None:
     wait_for(lambda: not cluster.zk.exists("/brokers/topics/sec-acl-lit"), 30, "the topic to be deleted")
 
     # A DENY beats an ALLOW that matches the same topic.
-    cluster.grant(allow("sec-acl-deny-", AclOperation.CREATE, ResourcePatternType.PREFIXED),
-                  allow("sec-acl-deny-x", AclOperation.CREATE, permission=AclPermissionType.DENY))  # fmt: skip
+    cluster.grant(
+        allow("sec-acl-deny-", AclOperation.CREATE, ResourcePatternType.PREFIXED),
+        allow("sec-acl-deny-x", AclOperation.CREATE, permission=AclPermissionType.DENY),
+    )
     assert create("sec-acl-deny-x", "sec-acl-deny-y") == {
         "sec-acl-deny-x": TOPIC_AUTHORIZATION_FAILED,
         "sec-acl-deny-y": NONE,
@@ -652,8 +730,13 @@ def test_topic_acls_with_confluent_kafka(cluster: Cluster) -> None:
     assert ck_error(alice.create_acls([binding], request_timeout=30)[binding]) == CLUSTER_AUTHORIZATION_FAILED
     assert '"Read"' not in cluster.zk.get("/kafka-acl/Topic/sec-acl-lit")[0].decode()  # CREATE and DELETE only
     # (kafka-python for these two: librdkafka drops DescribeAcls' request-level error and reports success.)
-    anything = KpAclFilter(None, None, KpAclOperation.ANY, KpAclPermissionType.ANY,
-                           KpPatternFilter(KpResourceType.ANY, None, KpPatternType.ANY))  # fmt: skip
+    anything = KpAclFilter(
+        None,
+        None,
+        KpAclOperation.ANY,
+        KpAclPermissionType.ANY,
+        KpPatternFilter(KpResourceType.ANY, None, KpPatternType.ANY),
+    )
     with kp_admin(cluster.bootstrap().split(","), "alice") as kp:
         with pytest.raises(kafka_errors.ClusterAuthorizationFailedError):
             kp.describe_acls(anything)
@@ -671,8 +754,9 @@ def test_config_acls_with_confluent_kafka(cluster: Cluster) -> None:
     assert ck_error(alice.describe_configs([broker], request_timeout=30)[broker]) == CLUSTER_AUTHORIZATION_FAILED
 
     def alter(restype: Any, name: str, key: str, value: str) -> int:
-        res = ConfigResource(restype, name, incremental_configs=[
-            ConfigEntry(key, value, incremental_operation=AlterConfigOpType.SET)])  # fmt: skip
+        res = ConfigResource(
+            restype, name, incremental_configs=[ConfigEntry(key, value, incremental_operation=AlterConfigOpType.SET)]
+        )
         return ck_error(alice.incremental_alter_configs([res], request_timeout=30)[res])
 
     def legacy_alter(restype: Any, name: str, key: str, value: str) -> int:  # AlterConfigs (33), not incremental
@@ -682,8 +766,10 @@ def test_config_acls_with_confluent_kafka(cluster: Cluster) -> None:
     for change in (alter, legacy_alter):
         assert change(ResourceType.TOPIC, "sec-cfg", "retention.ms", "1234567") == TOPIC_AUTHORIZATION_FAILED
         assert change(ResourceType.BROKER, broker.name, "log.cleaner.threads", "2") == CLUSTER_AUTHORIZATION_FAILED
-    assert not cluster.zk.exists("/config/topics/sec-cfg") or "retention.ms" not in json.loads(
-        cluster.zk.get("/config/topics/sec-cfg")[0])["config"]  # fmt: skip
+    assert (
+        not cluster.zk.exists("/config/topics/sec-cfg")
+        or "retention.ms" not in json.loads(cluster.zk.get("/config/topics/sec-cfg")[0])["config"]
+    )
     assert not cluster.zk.exists(f"/config/brokers/{broker.name}")
 
     cluster.grant(allow("sec-cfg", AclOperation.DESCRIBE_CONFIGS), allow("sec-cfg", AclOperation.ALTER_CONFIGS))
@@ -700,16 +786,21 @@ def test_config_acls_with_confluent_kafka(cluster: Cluster) -> None:
 def test_metadata_shows_only_described_topics(cluster: Cluster) -> None:
     names = ("sec-md-visible", "sec-md-hidden", "sec-md-denied")
     cluster.create_topics(*names)
-    cluster.grant(allow("sec-md-visible", AclOperation.DESCRIBE), allow("sec-md-denied", AclOperation.DESCRIBE),
-                  allow("sec-md-d", AclOperation.DESCRIBE, ResourcePatternType.PREFIXED,
-                        permission=AclPermissionType.DENY))  # fmt: skip
+    cluster.grant(
+        allow("sec-md-visible", AclOperation.DESCRIBE),
+        allow("sec-md-denied", AclOperation.DESCRIBE),
+        allow("sec-md-d", AclOperation.DESCRIBE, ResourcePatternType.PREFIXED, permission=AclPermissionType.DENY),
+    )
     alice = ck_admin(cluster.bootstrap(), "alice")
     everything = alice.list_topics(timeout=30)
     assert {t for t in everything.topics if t.startswith("sec-md-")} == {"sec-md-visible"}
     assert everything.topics["sec-md-visible"].error is None
     assert set(cluster.admin().list_topics(timeout=30).topics) >= set(names)  # the super user sees them all
-    for name, code in (("sec-md-visible", None), ("sec-md-hidden", TOPIC_AUTHORIZATION_FAILED),
-                       ("sec-md-denied", TOPIC_AUTHORIZATION_FAILED)):  # fmt: skip
+    for name, code in (
+        ("sec-md-visible", None),
+        ("sec-md-hidden", TOPIC_AUTHORIZATION_FAILED),
+        ("sec-md-denied", TOPIC_AUTHORIZATION_FAILED),
+    ):
         found = alice.list_topics(topic=name, timeout=30).topics[name]
         assert (found.error.code() if found.error else None) == code, name
     # The same on every node, over kafka-python's client too.
@@ -718,8 +809,7 @@ def test_metadata_shows_only_described_topics(cluster: Cluster) -> None:
     for node in sorted(cluster.ports):
         with cluster.external(node, "alice") as conn:
             topics = conn.call(3, 12, metadata_request(*names)).topics
-            assert [int(t.error_code) for t in topics] == [NONE, TOPIC_AUTHORIZATION_FAILED,
-                                                           TOPIC_AUTHORIZATION_FAILED]  # fmt: skip
+            assert [int(t.error_code) for t in topics] == [NONE, TOPIC_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_FAILED]
 
 
 def run_on(admin: Any, request: Any, node: int) -> Any:
@@ -760,31 +850,66 @@ def test_forwarded_requests_are_authorized_as_the_client(cluster: Cluster) -> No
     (their forwarding counter moves) and the controller authorizes the inner request as alice."""
     cluster.create_topics("sec-fwd-theirs")
     cluster.grant(allow("sec-fwd-ok-", AclOperation.CREATE, ResourcePatternType.PREFIXED))
-    reassign = entity_cls(45, 0, "ReassignableTopic")(name="sec-fwd-theirs", partitions=(
-        entity_cls(45, 0, "ReassignablePartition")(partition_index=i32(0), replicas=(i32(1),)),))  # fmt: skip
-    scram = entity_cls(51, 0, "ScramCredentialUpsertion")(name="alice", mechanism=i8(1), iterations=i32(4096),
-                                                          salt=b"salt", salted_password=b"x" * 32)  # fmt: skip
+    reassign = entity_cls(45, 0, "ReassignableTopic")(
+        name="sec-fwd-theirs",
+        partitions=(entity_cls(45, 0, "ReassignablePartition")(partition_index=i32(0), replicas=(i32(1),)),),
+    )
+    scram = entity_cls(51, 0, "ScramCredentialUpsertion")(
+        name="alice", mechanism=i8(1), iterations=i32(4096), salt=b"salt", salted_password=b"x" * 32
+    )
     requests: list[tuple[str, int, int, Callable[[int], Any], Callable[[Any], list[int]]]] = [
-        ("CreateTopics denied", 19, 5, lambda n: create_topics_request(f"sec-fwd-denied-{n}"),
-         lambda r: [int(t.error_code) for t in r.topics]),
-        ("CreateTopics allowed", 19, 5, lambda n: create_topics_request(f"sec-fwd-ok-{n}"),
-         lambda r: [int(t.error_code) for t in r.topics]),
-        ("DeleteTopics", 20, 4, lambda n: req(20, 4, topic_names=("sec-fwd-theirs",), timeout=THIRTY_SECONDS),
-         lambda r: [int(t.error_code) for t in r.responses]),
-        ("IncrementalAlterConfigs topic", 44, 1,
-         lambda n: incremental_alter(TOPIC_RESOURCE, "sec-fwd-theirs", "retention.ms", "1000"),
-         lambda r: [int(x.error_code) for x in r.responses]),
-        ("IncrementalAlterConfigs broker", 44, 1,
-         lambda n: incremental_alter(BROKER_RESOURCE, str(n), "log.cleaner.threads", "2"),
-         lambda r: [int(x.error_code) for x in r.responses]),
-        ("CreateAcls", 30, 3, lambda n: create_acls_request("User:alice", "sec-fwd-theirs"),
-         lambda r: [int(x.error_code) for x in r.results]),
-        ("AlterPartitionReassignments", 45, 0, lambda n: req(45, 0, topics=(reassign,)),
-         lambda r: [int(r.error_code)]),
+        (
+            "CreateTopics denied",
+            19,
+            5,
+            lambda n: create_topics_request(f"sec-fwd-denied-{n}"),
+            lambda r: [int(t.error_code) for t in r.topics],
+        ),
+        (
+            "CreateTopics allowed",
+            19,
+            5,
+            lambda n: create_topics_request(f"sec-fwd-ok-{n}"),
+            lambda r: [int(t.error_code) for t in r.topics],
+        ),
+        (
+            "DeleteTopics",
+            20,
+            4,
+            lambda n: req(20, 4, topic_names=("sec-fwd-theirs",), timeout=THIRTY_SECONDS),
+            lambda r: [int(t.error_code) for t in r.responses],
+        ),
+        (
+            "IncrementalAlterConfigs topic",
+            44,
+            1,
+            lambda n: incremental_alter(TOPIC_RESOURCE, "sec-fwd-theirs", "retention.ms", "1000"),
+            lambda r: [int(x.error_code) for x in r.responses],
+        ),
+        (
+            "IncrementalAlterConfigs broker",
+            44,
+            1,
+            lambda n: incremental_alter(BROKER_RESOURCE, str(n), "log.cleaner.threads", "2"),
+            lambda r: [int(x.error_code) for x in r.responses],
+        ),
+        (
+            "CreateAcls",
+            30,
+            3,
+            lambda n: create_acls_request("User:alice", "sec-fwd-theirs"),
+            lambda r: [int(x.error_code) for x in r.results],
+        ),
+        ("AlterPartitionReassignments", 45, 0, lambda n: req(45, 0, topics=(reassign,)), lambda r: [int(r.error_code)]),
         ("ListPartitionReassignments", 46, 0, lambda n: req(46, 0, topics=None), lambda r: [int(r.error_code)]),
-        ("AlterUserScramCredentials", 51, 0, lambda n: req(51, 0, deletions=(), upsertions=(scram,)),
-         lambda r: [int(x.error_code) for x in r.results]),
-    ]  # fmt: skip
+        (
+            "AlterUserScramCredentials",
+            51,
+            0,
+            lambda n: req(51, 0, deletions=(), upsertions=(scram,)),
+            lambda r: [int(x.error_code) for x in r.results],
+        ),
+    ]
     expected = {
         "CreateTopics denied": [TOPIC_AUTHORIZATION_FAILED],
         "CreateTopics allowed": [NONE],
@@ -800,8 +925,9 @@ def test_forwarded_requests_are_authorized_as_the_client(cluster: Cluster) -> No
     for node in [active, *cluster.others()]:
         forwarded = cluster.forwarded(node)
         with cluster.external(node, "alice") as conn:
-            answers = {name: errors(conn.call(key, version, build(node)))
-                       for name, key, version, build, errors in requests}  # fmt: skip
+            answers = {
+                name: errors(conn.call(key, version, build(node))) for name, key, version, build, errors in requests
+            }
         assert answers == expected, f"node {node} (controller {active})"
         assert cluster.forwarded(node) == forwarded + (0 if node == active else len(requests)), node
         assert cluster.zk.exists(f"/brokers/topics/sec-fwd-ok-{node}")
@@ -813,9 +939,11 @@ def test_forwarded_requests_are_authorized_as_the_client(cluster: Cluster) -> No
     other = cluster.others()[0]
     forwarded = cluster.forwarded(other)
     with kp_admin(cluster.bootstrap().split(","), "alice") as alice:
-        result = alice.alter_configs([KpConfigResource(ConfigResourceType.BROKER, str(other),
-                                                       {"log.cleaner.threads": "2"})],
-                                     raise_on_unknown=False, incremental=True)  # fmt: skip
+        result = alice.alter_configs(
+            [KpConfigResource(ConfigResourceType.BROKER, str(other), {"log.cleaner.threads": "2"})],
+            raise_on_unknown=False,
+            incremental=True,
+        )
     assert result["broker"][str(other)].startswith("[Error 31] ClusterAuthorizationFailedError"), result
     assert cluster.forwarded(other) == forwarded + 1
 
@@ -829,7 +957,10 @@ def test_create_topics_hides_configs_without_describe_configs(cluster: Cluster) 
         [topic] = conn.call(19, 5, create_topics_request("sec-cfgerr")).topics
     assert int(topic.error_code) == NONE
     assert (int(topic.topic_config_error_code), topic.num_partitions, topic.replication_factor) == (
-        TOPIC_AUTHORIZATION_FAILED, -1, -1)  # fmt: skip
+        TOPIC_AUTHORIZATION_FAILED,
+        -1,
+        -1,
+    )
 
 
 def test_authorized_operations_are_reported(cluster: Cluster) -> None:
@@ -860,8 +991,13 @@ ENVELOPE_RETENTION = "7654321"
 
 
 def inner_alter(correlation_id: int, topic: str, value: str = ENVELOPE_RETENTION) -> bytes:
-    return encode_request(44, 1, incremental_alter(TOPIC_RESOURCE, topic, "retention.ms", value), correlation_id,
-                          client_id="original-client")  # fmt: skip
+    return encode_request(
+        44,
+        1,
+        incremental_alter(TOPIC_RESOURCE, topic, "retention.ms", value),
+        correlation_id,
+        client_id="original-client",
+    )
 
 
 def topic_config(zk: KazooClient, topic: str) -> dict[str, str]:
@@ -899,8 +1035,17 @@ def test_envelope_needs_cluster_action(cluster: Cluster) -> None:
     assert topic_config(cluster.zk, "sec-env")["retention.ms"] == ENVELOPE_RETENTION
 
     # ACL hosts are matched against the original client's address the envelope carries, not the broker's.
-    cluster.grant(AclBinding(ResourceType.TOPIC, "sec-env", ResourcePatternType.LITERAL, "User:alice", "10.9.8.7",
-                             AclOperation.ALTER_CONFIGS, AclPermissionType.ALLOW))  # fmt: skip
+    cluster.grant(
+        AclBinding(
+            ResourceType.TOPIC,
+            "sec-env",
+            ResourcePatternType.LITERAL,
+            "User:alice",
+            "10.9.8.7",
+            AclOperation.ALTER_CONFIGS,
+            AclPermissionType.ALLOW,
+        )
+    )
     with cluster.internal(active, "broker") as conn:
         answers = {}
         for host, value in ((LOCALHOST, "1001"), (bytes([10, 9, 8, 7]), "1002")):
@@ -965,8 +1110,11 @@ def test_envelope_error_codes(cluster: Cluster) -> None:
 def weak_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stack, KazooClient]]:
     """Two nodes whose inter-broker principal (User:broker) is not a super user and has no ACLs. Their
     AlterPartition and ControlledShutdown requests are refused too, as in Kafka; the nodes still start and stop."""
-    s = Stack(nodes=2, data_dir=Path(tmp_path_factory.mktemp("weak-stack")),
-              overrides={**SASL, "super.users": "User:admin", "controlled.shutdown.max.retries": "0"})  # fmt: skip
+    s = Stack(
+        nodes=2,
+        data_dir=Path(tmp_path_factory.mktemp("weak-stack")),
+        overrides={**SASL, "super.users": "User:admin", "controlled.shutdown.max.retries": "0"},
+    )
     s.start()
     zk = KazooClient(hosts=s.zookeeper)
     try:
@@ -1026,8 +1174,13 @@ def test_forwarding_broker_without_cluster_action(weak_stack: tuple[Stack, Kazoo
 
 # --- reassign tool over SASL ---------------------------------------------------------------------------------------
 def _reassign(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "controller.cli", "reassign", *args], capture_output=True, text=True,
-                          timeout=120, cwd=Path(__file__).resolve().parents[2])  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "controller.cli", "reassign", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+    )
 
 
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-512"])
@@ -1047,8 +1200,13 @@ def test_reassign_tool_logs_in_with_its_command_config(
         return str(path)
 
     # zed is no super user: the listing needs CLUSTER DESCRIBE, which only the super user admin has.
-    ok = _reassign("--bootstrap-server", cluster.bootstrap(), "--list", "--command-config",
-                   properties("ok.properties", user, password))  # fmt: skip
+    ok = _reassign(
+        "--bootstrap-server",
+        cluster.bootstrap(),
+        "--list",
+        "--command-config",
+        properties("ok.properties", user, password),
+    )
     if user == "admin":
         assert (ok.returncode, ok.stdout) == (0, "No partition reassignments found.\n"), ok.stderr
     else:
@@ -1057,8 +1215,13 @@ def test_reassign_tool_logs_in_with_its_command_config(
             "Error: org.apache.kafka.common.errors.ClusterAuthorizationException: Cluster authorization failed.\n"
         )
     # The bootstrap wait is the command-config's default.api.timeout.ms, as Kafka's Admin takes it.
-    bad = _reassign("--bootstrap-server", cluster.bootstrap(), "--list", "--command-config",
-                    properties("bad.properties", user, "wrong", "default.api.timeout.ms=3000\n"))  # fmt: skip
+    bad = _reassign(
+        "--bootstrap-server",
+        cluster.bootstrap(),
+        "--list",
+        "--command-config",
+        properties("bad.properties", user, "wrong", "default.api.timeout.ms=3000\n"),
+    )
     # kafka-python retries a refused login until its bootstrap timeout, then reports that (Kafka's Java client
     # reports the SaslAuthenticationException at once): the tool exits 1 with one line, no traceback.
     assert bad.returncode == 1 and "Traceback" not in bad.stdout + bad.stderr

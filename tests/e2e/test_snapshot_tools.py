@@ -20,15 +20,21 @@ pytestmark = pytest.mark.e2e
 
 
 def bk(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "controller.cli", *args], capture_output=True, text=True,
-                          timeout=120, cwd=Path(__file__).resolve().parents[2])  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "controller.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+    )
 
 
 def test_a_clean_cluster_has_nothing_that_blocks_an_upgrade(stack: RunningStack, tmp_path: Path) -> None:
     admin = KafkaAdminClient(bootstrap_servers=stack.bootstrap, request_timeout_ms=60000)
     try:
-        admin.create_topics([NewTopic(f"snap-{i}", num_partitions=3, replication_factor=2) for i in range(3)],
-                            timeout_ms=30000)  # fmt: skip
+        admin.create_topics(
+            [NewTopic(f"snap-{i}", num_partitions=3, replication_factor=2) for i in range(3)], timeout_ms=30000
+        )
     finally:
         admin.close()
     wait_for(lambda: all(stack.zk.exists(paths.partition_state(f"snap-{i}", 2)) for i in range(3)), 30, "states")

@@ -1,4 +1,4 @@
-"""TLS end to end with real clients over real sockets (issue 16): confluent-kafka, kafka-python and kcat over SSL
+"""TLS end to end with real clients over real sockets: confluent-kafka, kafka-python and kcat over SSL
 and SASL_SSL; mutual TLS whose principal comes from the client certificate's DN through
 ``ssl.principal.mapping.rules``, checked through an ACL that allows exactly that principal; clients without a
 certificate or from an unknown CA refused and counted; forwarding over an SSL inter-broker listener.
@@ -131,17 +131,30 @@ def tls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsStack]:
 
 
 def ck_ssl(bootstrap: str, files: certs.PemFiles | None, ca: Path, **extra: Any) -> AdminClient:
-    config: dict[str, Any] = {"bootstrap.servers": bootstrap, "security.protocol": "SSL", "ssl.ca.location": str(ca),
-                              "socket.timeout.ms": 10000, "logger": _quiet, **extra}  # fmt: skip
+    config: dict[str, Any] = {
+        "bootstrap.servers": bootstrap,
+        "security.protocol": "SSL",
+        "ssl.ca.location": str(ca),
+        "socket.timeout.ms": 10000,
+        "logger": _quiet,
+        **extra,
+    }
     if files is not None:
         config |= {"ssl.certificate.location": str(files.cert), "ssl.key.location": str(files.key)}
     return AdminClient(config)
 
 
 def ck_sasl_ssl(bootstrap: str, user: str, password: str, ca: Path) -> AdminClient:
-    config: dict[str, Any] = {"bootstrap.servers": bootstrap, "security.protocol": "SASL_SSL",
-                              "ssl.ca.location": str(ca), "sasl.mechanisms": "PLAIN", "sasl.username": user,
-                              "sasl.password": password, "socket.timeout.ms": 10000, "logger": _quiet}  # fmt: skip
+    config: dict[str, Any] = {
+        "bootstrap.servers": bootstrap,
+        "security.protocol": "SASL_SSL",
+        "ssl.ca.location": str(ca),
+        "sasl.mechanisms": "PLAIN",
+        "sasl.username": user,
+        "sasl.password": password,
+        "socket.timeout.ms": 10000,
+        "logger": _quiet,
+    }
     return AdminClient(config)
 
 
@@ -156,8 +169,9 @@ def create_error(admin: AdminClient, name: str) -> int:
 
 def grant_create(tls: TlsStack, topic: str, principal: str, pattern: Any = ResourcePatternType.LITERAL) -> None:
     admin = ck_sasl_ssl(tls.bootstrap("SASLSSL"), "admin", "admin-secret", tls.ca)
-    binding = AclBinding(ResourceType.TOPIC, topic, pattern, principal, "*", AclOperation.CREATE,
-                         AclPermissionType.ALLOW)  # fmt: skip
+    binding = AclBinding(
+        ResourceType.TOPIC, topic, pattern, principal, "*", AclOperation.CREATE, AclPermissionType.ALLOW
+    )
     admin.create_acls([binding], request_timeout=30)[binding].result(60)
 
 
@@ -179,9 +193,14 @@ def test_mutual_tls_principal_from_the_dn_with_confluent_kafka(tls: TlsStack) ->
 
 def test_kafka_python_over_ssl_with_a_client_certificate(tls: TlsStack) -> None:
     grant_create(tls, "tls-kp-", "User:alice", ResourcePatternType.PREFIXED)
-    admin = KafkaAdminClient(bootstrap_servers=tls.bootstrap("CLIENTS").split(","), security_protocol="SSL",
-                             ssl_cafile=str(tls.ca), ssl_certfile=str(tls.alice.cert), ssl_keyfile=str(tls.alice.key),
-                             request_timeout_ms=30000)  # fmt: skip
+    admin = KafkaAdminClient(
+        bootstrap_servers=tls.bootstrap("CLIENTS").split(","),
+        security_protocol="SSL",
+        ssl_cafile=str(tls.ca),
+        ssl_certfile=str(tls.alice.cert),
+        ssl_keyfile=str(tls.alice.key),
+        request_timeout_ms=30000,
+    )
 
     def created() -> bool:
         try:
@@ -201,9 +220,15 @@ def test_kafka_python_over_ssl_with_a_client_certificate(tls: TlsStack) -> None:
 
 
 def test_kafka_python_over_sasl_ssl(tls: TlsStack) -> None:
-    admin = KafkaAdminClient(bootstrap_servers=tls.bootstrap("SASLSSL").split(","), security_protocol="SASL_SSL",
-                             ssl_cafile=str(tls.ca), sasl_mechanism="PLAIN", sasl_plain_username="admin",
-                             sasl_plain_password="admin-secret", request_timeout_ms=30000)  # fmt: skip
+    admin = KafkaAdminClient(
+        bootstrap_servers=tls.bootstrap("SASLSSL").split(","),
+        security_protocol="SASL_SSL",
+        ssl_cafile=str(tls.ca),
+        sasl_mechanism="PLAIN",
+        sasl_plain_username="admin",
+        sasl_plain_password="admin-secret",
+        request_timeout_ms=30000,
+    )
     try:
         admin.create_topics([KpNewTopic("tls-kp-sasl", 1, 1)], timeout_ms=30000)
         assert tls.zk.exists("/brokers/topics/tls-kp-sasl") is not None
@@ -226,15 +251,38 @@ def kcat(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_kcat_over_ssl_and_sasl_ssl(tls: TlsStack) -> None:
     broker = f"127.0.0.1:{tls.port(tls.stack.nodes[0].broker_id, 'CLIENTS')}"
-    out = kcat("-b", broker, "-X", "security.protocol=ssl", "-X", f"ssl.ca.location={tls.ca}",
-               "-X", f"ssl.certificate.location={tls.alice.cert}", "-X", f"ssl.key.location={tls.alice.key}",
-               "-L", "-J")  # fmt: skip
+    out = kcat(
+        "-b",
+        broker,
+        "-X",
+        "security.protocol=ssl",
+        "-X",
+        f"ssl.ca.location={tls.ca}",
+        "-X",
+        f"ssl.certificate.location={tls.alice.cert}",
+        "-X",
+        f"ssl.key.location={tls.alice.key}",
+        "-L",
+        "-J",
+    )
     assert out.returncode == 0, out.stderr
     assert sorted(b["id"] for b in json.loads(out.stdout)["brokers"]) == sorted(n.broker_id for n in tls.stack.nodes)
     sasl_broker = f"127.0.0.1:{tls.port(tls.stack.nodes[1].broker_id, 'SASLSSL')}"
-    out = kcat("-b", sasl_broker, "-X", "security.protocol=sasl_ssl", "-X", f"ssl.ca.location={tls.ca}",
-               "-X", "sasl.mechanisms=PLAIN", "-X", "sasl.username=admin", "-X", "sasl.password=admin-secret",
-               "-L")  # fmt: skip
+    out = kcat(
+        "-b",
+        sasl_broker,
+        "-X",
+        "security.protocol=sasl_ssl",
+        "-X",
+        f"ssl.ca.location={tls.ca}",
+        "-X",
+        "sasl.mechanisms=PLAIN",
+        "-X",
+        "sasl.username=admin",
+        "-X",
+        "sasl.password=admin-secret",
+        "-L",
+    )
     assert out.returncode == 0 and "2 brokers:" in out.stdout, out.stderr
 
 
@@ -261,14 +309,21 @@ def test_clients_without_a_certificate_or_from_another_ca_are_refused_and_counte
 
 def test_an_expired_client_certificate_from_the_trusted_ca_is_refused(tls: TlsStack) -> None:
     now = dt.datetime.now(dt.UTC)
-    old = certs.issue(tls.ca_issued, "CN=Alice,OU=clients", not_before=now - dt.timedelta(days=9),
-                      not_after=now - dt.timedelta(days=1))  # fmt: skip
+    old = certs.issue(
+        tls.ca_issued,
+        "CN=Alice,OU=clients",
+        not_before=now - dt.timedelta(days=9),
+        not_after=now - dt.timedelta(days=1),
+    )
     expired = certs.write_pem(tls.dir / "expired", "alice", old, tls.ca_issued)
     node = tls.stack.nodes[0]
     before = metric_sum(tls.url(node.broker_id), TLS_FAILURES, reason="CERTIFICATE_VERIFY_FAILED")
     assert _refused(ck_ssl(f"127.0.0.1:{tls.port(node.broker_id, 'CLIENTS')}", expired, tls.ca))
-    wait_for(lambda: metric_sum(tls.url(node.broker_id), TLS_FAILURES, reason="CERTIFICATE_VERIFY_FAILED") > before,
-             30, "the refused handshake to be counted")  # fmt: skip
+    wait_for(
+        lambda: metric_sum(tls.url(node.broker_id), TLS_FAILURES, reason="CERTIFICATE_VERIFY_FAILED") > before,
+        30,
+        "the refused handshake to be counted",
+    )
     # and what the node serves is its own certificate, chained to the CA
     context = ssl.create_default_context(cafile=str(tls.ca))
     context.load_cert_chain(str(tls.alice.cert), str(tls.alice.key))
@@ -284,13 +339,19 @@ def test_forwarding_over_the_ssl_inter_broker_listener(tls: TlsStack) -> None:
     cid = controller_id(tls.zk)
     broker = next(n for n in tls.stack.nodes if n.broker_id != cid)
     before = metric_sum(tls.url(broker.broker_id), FORWARDED)
-    admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{tls.port(broker.broker_id, 'SASLSSL')}",
-                             security_protocol="SASL_SSL", ssl_cafile=str(tls.ca), sasl_mechanism="PLAIN",
-                             sasl_plain_username="admin", sasl_plain_password="admin-secret",
-                             request_timeout_ms=30000)  # fmt: skip
+    admin = KafkaAdminClient(
+        bootstrap_servers=f"127.0.0.1:{tls.port(broker.broker_id, 'SASLSSL')}",
+        security_protocol="SASL_SSL",
+        ssl_cafile=str(tls.ca),
+        sasl_mechanism="PLAIN",
+        sasl_plain_username="admin",
+        sasl_plain_password="admin-secret",
+        request_timeout_ms=30000,
+    )
     try:
-        resource = KpConfigResource(KpConfigResourceType.BROKER, str(broker.broker_id),
-                                    configs={"leader.replication.throttled.rate": "4321"})  # fmt: skip
+        resource = KpConfigResource(
+            KpConfigResourceType.BROKER, str(broker.broker_id), configs={"leader.replication.throttled.rate": "4321"}
+        )
         result: Any = admin.alter_configs([resource], raise_on_unknown=False)
         assert str(result["broker"][str(broker.broker_id)]) == "OK"
     finally:
@@ -306,12 +367,20 @@ def test_the_envelope_carries_the_certificates_principal(tls: TlsStack) -> None:
     broker = next(n for n in tls.stack.nodes if n.broker_id != cid)
 
     def alter(value: str) -> str:
-        admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{tls.port(broker.broker_id, 'CLIENTS')}",
-                                 security_protocol="SSL", ssl_cafile=str(tls.ca), ssl_certfile=str(tls.alice.cert),
-                                 ssl_keyfile=str(tls.alice.key), request_timeout_ms=30000)  # fmt: skip
+        admin = KafkaAdminClient(
+            bootstrap_servers=f"127.0.0.1:{tls.port(broker.broker_id, 'CLIENTS')}",
+            security_protocol="SSL",
+            ssl_cafile=str(tls.ca),
+            ssl_certfile=str(tls.alice.cert),
+            ssl_keyfile=str(tls.alice.key),
+            request_timeout_ms=30000,
+        )
         try:
-            resource = KpConfigResource(KpConfigResourceType.BROKER, str(broker.broker_id),
-                                        configs={"follower.replication.throttled.rate": value})  # fmt: skip
+            resource = KpConfigResource(
+                KpConfigResourceType.BROKER,
+                str(broker.broker_id),
+                configs={"follower.replication.throttled.rate": value},
+            )
             result: Any = admin.alter_configs([resource], raise_on_unknown=False)
             return str(result["broker"][str(broker.broker_id)])
         finally:
@@ -320,8 +389,15 @@ def test_the_envelope_carries_the_certificates_principal(tls: TlsStack) -> None:
     refused = alter("111")
     assert "ClusterAuthorizationFailed" in refused, refused
     admin = ck_sasl_ssl(tls.bootstrap("SASLSSL"), "admin", "admin-secret", tls.ca)
-    binding = AclBinding(ResourceType.BROKER, "kafka-cluster", ResourcePatternType.LITERAL, "User:alice", "*",
-                         AclOperation.ALTER_CONFIGS, AclPermissionType.ALLOW)  # fmt: skip
+    binding = AclBinding(
+        ResourceType.BROKER,
+        "kafka-cluster",
+        ResourcePatternType.LITERAL,
+        "User:alice",
+        "*",
+        AclOperation.ALTER_CONFIGS,
+        AclPermissionType.ALLOW,
+    )
     admin.create_acls([binding], request_timeout=30)[binding].result(60)
     before = metric_sum(tls.url(broker.broker_id), FORWARDED)
     wait_for(lambda: alter("222") == "OK", 30, "alice's forwarded change once her ACL is seen")

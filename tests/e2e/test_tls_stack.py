@@ -1,4 +1,4 @@
-"""``bridgekeeper up --tls``'s stack (issue 16): nodes that serve SSL, forward over SSL and reach ZooKeeper only
+"""``bridgekeeper up --tls``'s stack: nodes that serve SSL, forward over SSL and reach ZooKeeper only
 through its TLS-only port; and a node given ZooKeeper TLS material that cannot work (a CA that did not sign the
 server, a hostname the server's certificate does not name) stops at once with the handshake's reason."""
 
@@ -37,14 +37,25 @@ def tls_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 def tls_zk(stack: Stack) -> KazooClient:
     assert stack.tls_dir is not None
     d = stack.tls_dir
-    return KazooClient(hosts=stack.zookeeper, use_ssl=True, ca=str(d / "ca.crt"), certfile=str(d / "client.crt"),
-                       keyfile=str(d / "client.key"), verify_certs=True, check_hostname=True)  # fmt: skip
+    return KazooClient(
+        hosts=stack.zookeeper,
+        use_ssl=True,
+        ca=str(d / "ca.crt"),
+        certfile=str(d / "client.crt"),
+        keyfile=str(d / "client.key"),
+        verify_certs=True,
+        check_hostname=True,
+    )
 
 
 def ssl_client_properties(path: Path, ca: Path) -> Path:
     """A Kafka client properties file for an SSL listener whose certificate ``ca`` signed."""
-    path.write_text(dump_properties({"security.protocol": "SSL", "ssl.truststore.type": "PEM",
-                                     "ssl.truststore.location": str(ca)}, comment="an SSL client"))  # fmt: skip
+    path.write_text(
+        dump_properties(
+            {"security.protocol": "SSL", "ssl.truststore.type": "PEM", "ssl.truststore.location": str(ca)},
+            comment="an SSL client",
+        )
+    )
     return path
 
 
@@ -63,8 +74,13 @@ def test_the_tls_stack_serves_ssl_clients_on_a_tls_only_zookeeper(tls_stack: Sta
         wait_for(lambda: zk.exists("/controller") is not None, 60, "a controller")
         wait_for(lambda: len(zk.get_children("/brokers/ids")) == 2, 30, "both brokers registered")
         bootstrap = ",".join(f"127.0.0.1:{n.port}" for n in tls_stack.nodes)
-        admin = AdminClient({"bootstrap.servers": bootstrap, "security.protocol": "SSL",
-                             "ssl.ca.location": str(tls_stack.tls_dir / "ca.crt")})  # fmt: skip
+        admin = AdminClient(
+            {
+                "bootstrap.servers": bootstrap,
+                "security.protocol": "SSL",
+                "ssl.ca.location": str(tls_stack.tls_dir / "ca.crt"),
+            }
+        )
         future = admin.create_topics([NewTopic("up-tls-t", 2, 2)], operation_timeout=30)["up-tls-t"]
         try:
             future.result(60)
@@ -79,18 +95,28 @@ def test_the_tls_stack_serves_ssl_clients_on_a_tls_only_zookeeper(tls_stack: Sta
 def run_node(tmp: Path, settings: dict[str, str]) -> subprocess.CompletedProcess[str]:
     path = tmp / "server.properties"
     path.write_text(dump_properties(settings, comment="a node whose ZooKeeper TLS cannot work"))
-    return subprocess.run([sys.executable, "-m", "controller.cli", "node", "--config", str(path)],
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "controller.cli", "node", "--config", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_zookeeper_tls_failures_stop_the_node_with_the_reason(tls_stack: Stack, tmp_path: Path) -> None:
     assert tls_stack.tls_dir is not None
     stranger = certs.make_ca("CN=another CA")
     other = certs.write_pem(tmp_path / "other", "node", certs.issue(stranger, "CN=node"), stranger)
-    base = {"broker.id": "9", "zookeeper.connect": tls_stack.zookeeper, "listeners": "PLAINTEXT://127.0.0.1:0",
-            "zookeeper.connection.timeout.ms": "4000", "zookeeper.ssl.client.enable": "true",
-            "zookeeper.ssl.truststore.location": str(other.ca), "zookeeper.ssl.truststore.type": "PEM",
-            "bridgekeeper.metrics.port": "-1"}  # fmt: skip
+    base = {
+        "broker.id": "9",
+        "zookeeper.connect": tls_stack.zookeeper,
+        "listeners": "PLAINTEXT://127.0.0.1:0",
+        "zookeeper.connection.timeout.ms": "4000",
+        "zookeeper.ssl.client.enable": "true",
+        "zookeeper.ssl.truststore.location": str(other.ca),
+        "zookeeper.ssl.truststore.type": "PEM",
+        "bridgekeeper.metrics.port": "-1",
+    }
     done = run_node(tmp_path, base)
     assert done.returncode == 3, done.stderr
     assert "the TLS handshake failed" in done.stderr and "certificate verify failed" in done.stderr, done.stderr
@@ -100,15 +126,22 @@ def test_zookeeper_tls_failures_stop_the_node_with_the_reason(tls_stack: Stack, 
     zk_files = certs.write_pem(tmp_path / "zk", "zk", certs.issue(ca, "CN=zk", hosts=("zk.invalid",)), ca)
     with LocalZooKeeper(1, base_dir=tmp_path / "zkdata", tls=ServerTls(zk_files.keystore, zk_files.ca)) as zk:
         zk.start()
-        settings = {**base, "zookeeper.connect": zk.secure_connect_string + "/kafka",
-                    "zookeeper.ssl.truststore.location": str(zk_files.ca)}  # fmt: skip
+        settings = {
+            **base,
+            "zookeeper.connect": zk.secure_connect_string + "/kafka",
+            "zookeeper.ssl.truststore.location": str(zk_files.ca),
+        }
         done = run_node(tmp_path, settings)
         assert done.returncode == 3 and "mismatch" in done.stderr, done.stderr
         settings["zookeeper.ssl.endpoint.identification.algorithm"] = ""
         path = tmp_path / "server.properties"
         path.write_text(dump_properties(settings, comment="hostname verification off"))
-        node = subprocess.Popen([sys.executable, "-m", "controller.cli", "node", "--config", str(path)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        node = subprocess.Popen(
+            [sys.executable, "-m", "controller.cli", "node", "--config", str(path)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert node.stdout is not None
             line = node.stdout.readline()
@@ -124,9 +157,22 @@ def test_the_reassign_tool_over_ssl_with_its_command_config(tls_stack: Stack, tm
     assert tls_stack.tls_dir is not None
     config = ssl_client_properties(tmp_path / "client.properties", tls_stack.tls_dir / "ca.crt")
     bootstrap = ",".join(f"127.0.0.1:{n.port}" for n in tls_stack.nodes)
-    done = subprocess.run([sys.executable, "-m", "controller.cli", "reassign", "--bootstrap-server", bootstrap,
-                           "--command-config", str(config), "--list"], capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "reassign",
+            "--bootstrap-server",
+            bootstrap,
+            "--command-config",
+            str(config),
+            "--list",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "No partition reassignments found." in done.stdout
 
@@ -140,8 +186,12 @@ def test_the_health_check_over_ssl_with_its_command_config(tls_stack: Stack, tmp
     address = f"127.0.0.1:{tls_stack.nodes[0].port}"
 
     def health(*extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "controller.cli", "health", "--bootstrap-server", address,
-                               "--timeout", "5", *extra], capture_output=True, text=True, timeout=60)  # fmt: skip
+        return subprocess.run(
+            [sys.executable, "-m", "controller.cli", "health", "--bootstrap-server", address, "--timeout", "5", *extra],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
     done = health("--command-config", str(good))
     assert done.returncode == 0, done.stderr
@@ -161,36 +211,62 @@ def test_the_zookeeper_tools_over_tls_with_kafkas_zk_tls_config_file(tls_stack: 
     assert tls_stack.tls_dir is not None
     d = tls_stack.tls_dir
     config = tmp_path / "zk-tls.properties"
-    config.write_text(dump_properties({
-        "zookeeper.ssl.client.enable": "true",
-        "zookeeper.ssl.keystore.type": "PEM", "zookeeper.ssl.keystore.location": str(d / "node.keystore.pem"),
-        "zookeeper.ssl.truststore.type": "PEM", "zookeeper.ssl.truststore.location": str(d / "ca.crt"),
-    }, comment="ZooKeeper over TLS"))  # fmt: skip
+    config.write_text(
+        dump_properties(
+            {
+                "zookeeper.ssl.client.enable": "true",
+                "zookeeper.ssl.keystore.type": "PEM",
+                "zookeeper.ssl.keystore.location": str(d / "node.keystore.pem"),
+                "zookeeper.ssl.truststore.type": "PEM",
+                "zookeeper.ssl.truststore.location": str(d / "ca.crt"),
+            },
+            comment="ZooKeeper over TLS",
+        )
+    )
 
     def cli(*argv: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "controller.cli", *argv], capture_output=True, text=True,
-                              timeout=120)  # fmt: skip
+        return subprocess.run(
+            [sys.executable, "-m", "controller.cli", *argv], capture_output=True, text=True, timeout=120
+        )
 
     got = cli("zk", "get", "/controller", "--zookeeper", tls_stack.zookeeper, "--zk-tls-config-file", str(config))
     assert got.returncode == 0, got.stderr
     assert json.loads(got.stdout)["decoded"]["broker_id"] in {n.broker_id for n in tls_stack.nodes}
 
     out = tmp_path / "snapshot.jsonl"
-    exported = cli("snapshot", "export", "--zookeeper", tls_stack.zookeeper, "--zk-tls-config-file", str(config),
-                   "--output", str(out))  # fmt: skip
+    exported = cli(
+        "snapshot",
+        "export",
+        "--zookeeper",
+        tls_stack.zookeeper,
+        "--zk-tls-config-file",
+        str(config),
+        "--output",
+        str(out),
+    )
     assert exported.returncode == 0, exported.stderr
     assert any('"/brokers/ids' in line for line in out.read_text().splitlines())
 
-    plan = cli("lockdown", "plan", "--zookeeper", tls_stack.zookeeper, "--zk-tls-config-file", str(config),
-               "--controller-identity", "digest:kafka:secret")  # fmt: skip
+    plan = cli(
+        "lockdown",
+        "plan",
+        "--zookeeper",
+        tls_stack.zookeeper,
+        "--zk-tls-config-file",
+        str(config),
+        "--controller-identity",
+        "digest:kafka:secret",
+    )
     assert plan.returncode == 0, plan.stderr
 
     plain = cli("zk", "get", "/controller", "--zookeeper", tls_stack.zookeeper, "--timeout", "3")
     assert plain.returncode == 3 and "cannot connect to ZooKeeper" in plain.stderr
 
     bad = tmp_path / "bad.properties"
-    bad.write_text("zookeeper.ssl.client.enable=true\nzookeeper.ssl.truststore.type=PEM\n"
-                   f"zookeeper.ssl.truststore.location={tmp_path / 'missing.pem'}\n")  # fmt: skip
+    bad.write_text(
+        "zookeeper.ssl.client.enable=true\nzookeeper.ssl.truststore.type=PEM\n"
+        f"zookeeper.ssl.truststore.location={tmp_path / 'missing.pem'}\n"
+    )
     refused = cli("zk", "get", "/controller", "--zookeeper", tls_stack.zookeeper, "--zk-tls-config-file", str(bad))
     assert refused.returncode == 2
     assert "--zk-tls-config-file" in refused.stderr and "zookeeper.ssl.truststore.location" in refused.stderr

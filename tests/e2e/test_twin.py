@@ -84,8 +84,9 @@ def view(bootstrap: str) -> ClusterView:
         entries = future.result(timeout=30)
         configs[resource.name] = {k: e.value for k, e in entries.items() if not e.is_default}
     anything: Any = None  # AclBindingFilter's wildcard; its stubs want str
-    everything = AclBindingFilter(ResourceType.ANY, anything, ResourcePatternType.ANY, anything, anything,
-                                  AclOperation.ANY, AclPermissionType.ANY)  # fmt: skip
+    everything = AclBindingFilter(
+        ResourceType.ANY, anything, ResourcePatternType.ANY, anything, anything, AclOperation.ANY, AclPermissionType.ANY
+    )
     acls = {
         (b.name, b.principal, b.operation.name, b.permission_type.name)
         for b in admin.describe_acls(everything).result(timeout=30)
@@ -112,8 +113,15 @@ def production(stack: RunningStack, tmp_path_factory: pytest.TempPathFactory) ->
     new = [NewTopic(t, n, rf, config=c) for t, (n, rf, c) in TOPICS.items()]
     for future in admin.create_topics(new, operation_timeout=30).values():
         future.result(timeout=60)
-    acl = AclBinding(ResourceType.TOPIC, "orders", ResourcePatternType.LITERAL, "User:alice", "*", AclOperation.READ,
-                     AclPermissionType.ALLOW)  # fmt: skip
+    acl = AclBinding(
+        ResourceType.TOPIC,
+        "orders",
+        ResourcePatternType.LITERAL,
+        "User:alice",
+        "*",
+        AclOperation.READ,
+        AclPermissionType.ALLOW,
+    )
     for future in admin.create_acls([acl]).values():
         future.result(timeout=30)
     upsert = UserScramCredentialUpsertion("alice", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096), b"s3cret")
@@ -121,8 +129,11 @@ def production(stack: RunningStack, tmp_path_factory: pytest.TempPathFactory) ->
         future.result(timeout=30)
     resp = kafka_python_send(stack.bootstrap, alter_request({"user": "alice"}, {"producer_byte_rate": 1048576.0}))
     assert resp.entries[0].error_code == 0
-    wait_for(lambda: all(stack.zk.exists(paths.partition_state(t, n - 1)) for t, (n, _rf, _c) in TOPICS.items()),
-             30, "partition states")  # fmt: skip
+    wait_for(
+        lambda: all(stack.zk.exists(paths.partition_state(t, n - 1)) for t, (n, _rf, _c) in TOPICS.items()),
+        30,
+        "partition states",
+    )
     before = view(stack.bootstrap)
     assert before.scram_users == {"alice"} and before.acls and before.quotas  # the setup took
     rows = tmp_path_factory.mktemp("rows") / "prod.parquet"
@@ -144,8 +155,9 @@ class Twin:
 @contextlib.contextmanager
 def twin(*args: str, timeout: float = 180) -> Iterator[Twin]:
     """``bridgekeeper up --from-snapshot ...`` until its READY line; stopped with Ctrl-C (exit 0) afterwards."""
-    proc = subprocess.Popen([*BIN, "up", "--from-snapshot", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, cwd=ROOT)  # fmt: skip
+    proc = subprocess.Popen(
+        [*BIN, "up", "--from-snapshot", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT
+    )
     try:
         seen = read_until(proc, "READY ", timeout)
         yield Twin(dict(part.split("=", 1) for part in seen[-1].split()[1:]), seen)
@@ -204,12 +216,26 @@ def test_export_can_redact_credentials_at_the_source(stack: RunningStack, produc
 
 def test_a_synthetic_production_tree_as_a_twin_runs_exactly_its_registered_brokers(tmp_path: Path) -> None:
     rows = tmp_path / "synthetic.parquet"
-    made = bk("pipeline", "synth", "-o", str(rows), "--brokers", "6", "--racks", "3", "--topics", "40",
-              "--defect", "unregistered_broker_replica")  # fmt: skip
+    made = bk(
+        "pipeline",
+        "synth",
+        "-o",
+        str(rows),
+        "--brokers",
+        "6",
+        "--racks",
+        "3",
+        "--topics",
+        "40",
+        "--defect",
+        "unregistered_broker_replica",
+    )
     assert made.returncode == 0, made.stderr
     with twin(str(rows), "--data-dir", str(tmp_path / "twin")) as t:
-        assert any("offline as in production (no registration; --start-missing starts them): brokers 106" in line
-                   for line in t.output)  # fmt: skip
+        assert any(
+            "offline as in production (no registration; --start-missing starts them): brokers 106" in line
+            for line in t.output
+        )
         admin = AdminClient({"bootstrap.servers": t.bootstrap})
         md = admin.list_topics(timeout=30)
         assert set(md.brokers) == set(range(1, 7))
@@ -225,9 +251,24 @@ def test_rehearse_on_a_twin_passes_judging_what_the_twin_runs(tmp_path: Path) ->
     made = bk("pipeline", "synth", "-o", str(rows), *synth, "--defect", "unregistered_broker_replica")
     assert made.returncode == 0, made.stderr
     out = tmp_path / "rehearsal"
-    run = bk("rehearse", "--from-snapshot", str(rows), "--from-ibp", "3.3-IV3", "--to-ibp", "3.4-IV0",
-             "--zk-servers", "1", "--client", "confluent-kafka", "--drill", "kill-controller", "-o", str(out),
-             timeout=900)  # fmt: skip
+    run = bk(
+        "rehearse",
+        "--from-snapshot",
+        str(rows),
+        "--from-ibp",
+        "3.3-IV3",
+        "--to-ibp",
+        "3.4-IV0",
+        "--zk-servers",
+        "1",
+        "--client",
+        "confluent-kafka",
+        "--drill",
+        "kill-controller",
+        "-o",
+        str(out),
+        timeout=900,
+    )
     doc = orjson.loads((out / "rehearsal.json").read_bytes())
     failed = [(c["name"], c["summary"]) for c in doc["checks"] if c["verdict"] == "fail"]
     assert run.returncode == 0, (failed, run.stdout[-2000:], run.stderr[-2000:])

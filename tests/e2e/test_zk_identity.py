@@ -54,8 +54,9 @@ def alter_broker_config(stack: Stack, broker_id: int, value: str) -> str:
     node = next(n for n in stack.nodes if n.broker_id == broker_id)
     admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{node.port}", request_timeout_ms=30000)
     try:
-        resource = ConfigResource(ConfigResourceType.BROKER, str(broker_id),
-                                  configs={"leader.replication.throttled.rate": value})  # fmt: skip
+        resource = ConfigResource(
+            ConfigResourceType.BROKER, str(broker_id), configs={"leader.replication.throttled.rate": value}
+        )
         result: Any = admin.alter_configs([resource], raise_on_unknown=False)
         return str(result["broker"][str(broker_id)])
     finally:
@@ -103,8 +104,9 @@ def test_a_cluster_with_zookeeper_set_acl_serves_and_its_znodes_are_closed_to_ot
     try:
         zk.start(timeout=20)
         wait_for(lambda: controller_id(zk) is not None, 60, "a controller")
-        admin = KafkaAdminClient(bootstrap_servers=",".join(f"127.0.0.1:{n.port}" for n in stack.nodes),
-                                 request_timeout_ms=30000)  # fmt: skip
+        admin = KafkaAdminClient(
+            bootstrap_servers=",".join(f"127.0.0.1:{n.port}" for n in stack.nodes), request_timeout_ms=30000
+        )
         try:
             admin.create_topics([NewTopic("locked", num_partitions=2, replication_factor=2)], timeout_ms=30000)
             admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "locked", configs={"retention.ms": "1000"})])
@@ -143,16 +145,29 @@ def test_lockdown_against_a_live_stack(tmp_path: Path) -> None:
     ctl = KazooClient(hosts=stack.zookeeper, auth_data=[("digest", "controller:controller-secret")])
     brk = KazooClient(hosts=stack.zookeeper, auth_data=[("digest", "broker:broker-secret")])
     backup = tmp_path / "acls.json"
-    args = ["--zookeeper", stack.zookeeper, "--controller-identity", "digest:controller:controller-secret",
-            "--broker-identity", "digest:broker:broker-secret", "--backup", str(backup)]  # fmt: skip
+    args = [
+        "--zookeeper",
+        stack.zookeeper,
+        "--controller-identity",
+        "digest:controller:controller-secret",
+        "--broker-identity",
+        "digest:broker:broker-secret",
+        "--backup",
+        str(backup),
+    ]
 
     def lockdown(action: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "controller.cli", "lockdown", action, *args],
-                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        return subprocess.run(
+            [sys.executable, "-m", "controller.cli", "lockdown", action, *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
     def admin() -> KafkaAdminClient:
-        return KafkaAdminClient(bootstrap_servers=",".join(f"127.0.0.1:{n.port}" for n in stack.nodes),
-                                request_timeout_ms=30000)  # fmt: skip
+        return KafkaAdminClient(
+            bootstrap_servers=",".join(f"127.0.0.1:{n.port}" for n in stack.nodes), request_timeout_ms=30000
+        )
 
     try:
         for client in (zk, ctl, brk):
@@ -184,8 +199,11 @@ def test_lockdown_against_a_live_stack(tmp_path: Path) -> None:
             replicas = orjson.loads(zk.get("/brokers/topics/after")[0])["partitions"]["0"]
             target = [b for b in (1, 2) if b not in replicas][:1]
             a.alter_partition_reassignments({TopicPartition("after", 0): target})
-            wait_for(lambda: orjson.loads(zk.get("/brokers/topics/after")[0])["partitions"]["0"] == target, 60,
-                     "the reassignment")  # fmt: skip
+            wait_for(
+                lambda: orjson.loads(zk.get("/brokers/topics/after")[0])["partitions"]["0"] == target,
+                60,
+                "the reassignment",
+            )
         finally:
             a.close()
         assert orjson.loads(zk.get("/config/topics/after")[0])["config"] == {"retention.ms": "5000"}

@@ -78,8 +78,11 @@ def request_frame(key: int, version: int, body: Any, correlation: int = 7, clien
     """Header + body as a client writes them (no size prefix)."""
     cls = load_request_schema(key, version)
     header_cls = cls.__header_schema__
-    header: dict[str, Any] = {"request_api_key": i16(key), "request_api_version": i16(version),
-                              "correlation_id": i32(correlation)}  # fmt: skip
+    header: dict[str, Any] = {
+        "request_api_key": i16(key),
+        "request_api_version": i16(version),
+        "correlation_id": i32(correlation),
+    }
     if "client_id" in header_cls.__dataclass_fields__:
         header["client_id"] = client_id
     buf = io.BytesIO()
@@ -282,8 +285,14 @@ class AnswerEverything:
 def controller_dispatcher() -> Dispatcher:
     handler = AnswerEverything()
     handlers: dict[int, Any] = {key: handler for key, _version in INNER_APIS}
-    return Dispatcher(handlers, SERVED, is_active_controller=lambda: True, accept_envelopes=True,
-                      privileged_listener="INTERNAL", authz=ALLOW_ALL)  # fmt: skip
+    return Dispatcher(
+        handlers,
+        SERVED,
+        is_active_controller=lambda: True,
+        accept_envelopes=True,
+        privileged_listener="INTERNAL",
+        authz=ALLOW_ALL,
+    )
 
 
 @st.composite
@@ -338,8 +347,9 @@ def test_a_relayed_response_with_a_count_beyond_its_bytes_becomes_an_error(caplo
     from kio.schema.types import TopicName
     from kio.static.primitive import i32Timedelta
 
-    topic = CreatableTopic(name=TopicName("t"), num_partitions=i32(1), replication_factor=i16(1), assignments=(),
-                           configs=())  # fmt: skip
+    topic = CreatableTopic(
+        name=TopicName("t"), num_partitions=i32(1), replication_factor=i16(1), assignments=(), configs=()
+    )
     timeout = i32Timedelta.parse(datetime.timedelta(seconds=1))
     request = parse_request(request_frame(19, 7, CreateTopicsRequest(topics=(topic,), timeout=timeout)), SERVED)
     inner = struct.pack(">i", 7) + b"\x00" + struct.pack(">i", 0) + b"\x81\x80\x40" + b"\x00" * 8

@@ -32,8 +32,21 @@ pytestmark = [pytest.mark.fuzz, pytest.mark.integration]
 READ_ONLY = {3, 18, 29, 32, 46, 48, 50, 60}  # Metadata, ApiVersions, Describe*, ListPartitionReassignments
 SEEDS = [(key, version) for key, version in KIO_APIS if key in READ_ONLY]
 #: Flexible versions whose body starts with a compact array (one of each API).
-FLEXIBLE_WITH_ARRAYS = [(3, 12), (19, 7), (20, 6), (30, 3), (31, 3), (32, 4), (33, 2), (37, 3), (44, 1), (48, 1),
-                        (49, 1), (50, 0), (51, 0)]  # fmt: skip
+FLEXIBLE_WITH_ARRAYS = [
+    (3, 12),
+    (19, 7),
+    (20, 6),
+    (30, 3),
+    (31, 3),
+    (32, 4),
+    (33, 2),
+    (37, 3),
+    (44, 1),
+    (48, 1),
+    (49, 1),
+    (50, 0),
+    (51, 0),
+]
 
 
 @pytest.fixture(scope="module")
@@ -75,10 +88,14 @@ def framed(frame: bytes) -> bytes:
 GARBAGE = st.one_of(
     st.binary(max_size=300).map(framed),  # a size prefix, then anything
     st.binary(min_size=1, max_size=300),  # no size prefix: the first four bytes are read as one
-    st.builds(lambda key, version, rest: framed(struct.pack(">hhi", key, version, 1) + rest),
-              st.integers(-1, 70), st.integers(-1, 15), st.binary(max_size=200)),
+    st.builds(
+        lambda key, version, rest: framed(struct.pack(">hhi", key, version, 1) + rest),
+        st.integers(-1, 70),
+        st.integers(-1, 15),
+        st.binary(max_size=200),
+    ),
     valid_requests(SEEDS).flatmap(lambda r: mutated(r[3])).map(framed),
-)  # fmt: skip
+)
 
 
 @budget(100)
@@ -112,8 +129,13 @@ def test_a_metadata_request_naming_a_topic_by_null_before_v12_is_invalid(node: N
     schema = load_request_schema(3, version)
     topic_cls = sys.modules[schema.__module__].MetadataRequestTopic
     topics = (topic_cls(topic_id=uuid.UUID(int=0), name=None), topic_cls(topic_id=uuid.UUID(int=0), name="t"))
-    body = build(schema, topics=topics, allow_auto_topic_creation=False, include_topic_authorized_operations=False,
-                 include_cluster_authorized_operations=False)  # fmt: skip
+    body = build(
+        schema,
+        topics=topics,
+        allow_auto_topic_creation=False,
+        include_topic_authorized_operations=False,
+        include_cluster_authorized_operations=False,
+    )
     response = call(node.port, 3, version, body)
     assert [(t.name, t.error_code) for t in response.topics] == [("", 42), ("t", 42)]  # INVALID_REQUEST
     still_serving(node)

@@ -202,7 +202,7 @@ def test_malformed_znodes_from_other_tools_fail_closed_or_keep_what_was_cached(
     bad_json = zk.create(f"{extended_changes}/{prefix}", b"{not json", sequence=True, makepath=True)
     slashed = zk.create(f"{literal_changes}/{prefix}", b"TOPIC:a/b", sequence=True)
     zk.create(f"{literal_changes}/foreign-node", b"hello")
-    # A valid ACL that used to be cached, then overwritten with garbage: its cached ACLs are kept.
+    # A valid ACL that was cached, then overwritten with garbage: its cached ACLs are kept.
     zk.set(paths.acl(ResourceType.TOPIC, "good"), b"[]")
     zk.create(f"{literal_changes}/{prefix}", b"TOPIC:good", sequence=True)
 

@@ -76,13 +76,24 @@ def _module(key: int, version: int) -> Any:
 
 
 def creation(
-    version: int, rtype: int, name: str, pattern: int, principal: str = "User:alice", host: str = "*",
-    op: int = READ, perm: int = ALLOW,
-) -> Any:  # fmt: skip
+    version: int,
+    rtype: int,
+    name: str,
+    pattern: int,
+    principal: str = "User:alice",
+    host: str = "*",
+    op: int = READ,
+    perm: int = ALLOW,
+) -> Any:
     return _module(30, version).AclCreation(
-        resource_type=rtype, resource_name=name, resource_pattern_type=pattern, principal=principal, host=host,
-        operation=op, permission_type=perm,
-    )  # fmt: skip
+        resource_type=rtype,
+        resource_name=name,
+        resource_pattern_type=pattern,
+        principal=principal,
+        host=host,
+        operation=op,
+        permission_type=perm,
+    )
 
 
 def create(port: int, version: int, *creations: Any) -> list[tuple[int, str | None]]:
@@ -91,13 +102,23 @@ def create(port: int, version: int, *creations: Any) -> list[tuple[int, str | No
 
 
 def filter_fields(
-    rtype: int = ANY_TYPE, name: str | None = None, pattern: int = ANY_PATTERN, principal: str | None = None,
-    host: str | None = None, op: int = ANY_OP, perm: int = ANY_PERM,
-) -> dict[str, Any]:  # fmt: skip
+    rtype: int = ANY_TYPE,
+    name: str | None = None,
+    pattern: int = ANY_PATTERN,
+    principal: str | None = None,
+    host: str | None = None,
+    op: int = ANY_OP,
+    perm: int = ANY_PERM,
+) -> dict[str, Any]:
     return {
-        "resource_type_filter": rtype, "resource_name_filter": name, "pattern_type_filter": pattern,
-        "principal_filter": principal, "host_filter": host, "operation": op, "permission_type": perm,
-    }  # fmt: skip
+        "resource_type_filter": rtype,
+        "resource_name_filter": name,
+        "pattern_type_filter": pattern,
+        "principal_filter": principal,
+        "host_filter": host,
+        "operation": op,
+        "permission_type": perm,
+    }
 
 
 def describe(port: int, version: int, **kw: Any) -> Any:
@@ -131,12 +152,13 @@ def changes(zk: KazooClient, parent: str) -> list[bytes]:
 def test_create_writes_kafka_znodes_and_notifications(server: Server, version: int) -> None:
     port, zk = server.port, server.zk
     results = create(
-        port, version,
+        port,
+        version,
         creation(version, TOPIC, "orders", LITERAL),
         creation(version, TOPIC, "orders", LITERAL, principal="User:bob", op=WRITE, perm=DENY, host="10.0.0.1"),
         creation(version, TOPIC, "pay", PREFIXED, op=DESCRIBE),
         creation(version, GROUP, "*", LITERAL),
-    )  # fmt: skip
+    )
     assert results == [(0, None)] * 4
     # One node per resource, both entries in one CAS write, Kafka's HashMap key order.
     assert node_json(zk, "/kafka-acl/Topic/orders") == (
@@ -167,14 +189,18 @@ def test_create_writes_kafka_znodes_and_notifications(server: Server, version: i
 @pytest.mark.parametrize("version", VERSIONS)
 def test_describe_filters(server: Server, version: int) -> None:
     port = server.port
-    assert create(
-        port, version,
-        creation(version, TOPIC, "orders", LITERAL),
-        creation(version, TOPIC, "*", LITERAL, principal="User:bob"),
-        creation(version, TOPIC, "ord", PREFIXED, principal="User:carol", perm=DENY),
-        creation(version, TOPIC, "orders-eu", PREFIXED, principal="User:dan"),
-        creation(version, GROUP, "orders", LITERAL),
-    ) == [(0, None)] * 5  # fmt: skip
+    assert (
+        create(
+            port,
+            version,
+            creation(version, TOPIC, "orders", LITERAL),
+            creation(version, TOPIC, "*", LITERAL, principal="User:bob"),
+            creation(version, TOPIC, "ord", PREFIXED, principal="User:carol", perm=DENY),
+            creation(version, TOPIC, "orders-eu", PREFIXED, principal="User:dan"),
+            creation(version, GROUP, "orders", LITERAL),
+        )
+        == [(0, None)] * 5
+    )
     everything = describe(port, version)
     assert everything.error_code.value == 0 and everything.error_message is None
     assert len(bindings(everything)) == 5
@@ -198,20 +224,25 @@ def test_describe_filters(server: Server, version: int) -> None:
 @pytest.mark.parametrize("version", VERSIONS)
 def test_delete_filters(server: Server, version: int) -> None:
     port, zk = server.port, server.zk
-    assert create(
-        port, version,
-        creation(version, TOPIC, "orders", LITERAL),
-        creation(version, TOPIC, "orders", LITERAL, principal="User:bob"),
-        creation(version, TOPIC, "ord", PREFIXED),
-        creation(version, GROUP, "g", LITERAL),
-    ) == [(0, None)] * 4  # fmt: skip
+    assert (
+        create(
+            port,
+            version,
+            creation(version, TOPIC, "orders", LITERAL),
+            creation(version, TOPIC, "orders", LITERAL, principal="User:bob"),
+            creation(version, TOPIC, "ord", PREFIXED),
+            creation(version, GROUP, "g", LITERAL),
+        )
+        == [(0, None)] * 4
+    )
     before_literal = len(changes(zk, "/kafka-acl-changes"))
     resp = delete(
-        port, version,
+        port,
+        version,
         filter_fields(rtype=TOPIC, name="orders", pattern=LITERAL, principal="User:bob"),
         filter_fields(rtype=TOPIC, name="orders", pattern=MATCH),  # bob's is credited to the first filter
         filter_fields(rtype=TOPIC, name="nothing", pattern=LITERAL),
-    )  # fmt: skip
+    )
     got = [
         [(m.error_code.value, m.resource_name, m.pattern_type, m.principal) for m in r.matching_acls]
         for r in resp.filter_results
@@ -241,7 +272,8 @@ def test_delete_filters(server: Server, version: int) -> None:
 def test_create_rejects_bad_bindings(server: Server, version: int) -> None:
     port, zk = server.port, server.zk
     results = create(
-        port, version,
+        port,
+        version,
         creation(version, TOPIC, "ok", LITERAL),
         creation(version, TOPIC, "x", ANY_PATTERN),
         creation(version, TOPIC, "x", MATCH),
@@ -255,7 +287,7 @@ def test_create_rejects_bad_bindings(server: Server, version: int) -> None:
         creation(version, TOPIC, "", LITERAL),
         creation(version, TOPIC, "a/b", PREFIXED),
         creation(version, TOPIC, "x", LITERAL, principal="alice"),
-    )  # fmt: skip
+    )
     assert results[0] == (0, None)
     assert [code for code, _ in results[1:]] == [42] * 12
     messages = [m or "" for _, m in results[1:]]

@@ -158,9 +158,11 @@ def test_a_write_between_two_controllers_waits_for_the_next(server: tuple[int, K
     view.controller_wait_s = 30.0
     zk.delete("/controller")
     elect = threading.Timer(
-        0.3, lambda: zk.create("/controller", b'{"version":2,"brokerid":2,"timestamp":"2","kraftControllerEpoch":-1}',
-                               ephemeral=True),
-    )  # fmt: skip
+        0.3,
+        lambda: zk.create(
+            "/controller", b'{"version":2,"brokerid":2,"timestamp":"2","kraftControllerEpoch":-1}', ephemeral=True
+        ),
+    )
     elect.start()
     try:
         r = alter(port, 1, 2, "t", {"retention.ms": "5"})
@@ -187,9 +189,9 @@ def test_incremental_ops(server: tuple[int, KazooClient]) -> None:
 
 
 def test_fifty_concurrent_writers_of_one_topic_all_succeed(server: tuple[int, KazooClient]) -> None:
-    """Issue 9, fix 7: concurrent IncrementalAlterConfigs on one topic, each from its own connection, used to
-    race each other through the config znode's version check inside this one process, and most gave up with
-    STALE_CONTROLLER_EPOCH "concurrent updates". Writes to one entity are now ordered in-process: every answer
+    """Concurrent IncrementalAlterConfigs on one topic, each from its own connection, do not race each
+    other through the config znode's version check inside this one process (which would answer
+    STALE_CONTROLLER_EPOCH "concurrent updates"): writes to one entity are ordered in-process, so every answer
     is 0 and no update is lost. Kafka knows 36 topic configs, so the 50 clients cycle over all of them (each
     key set to its default, which together make a valid config)."""
     port, zk = server

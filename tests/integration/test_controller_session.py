@@ -104,8 +104,12 @@ def test_expired_broker_re_registers_with_a_new_epoch(zk_hosts: str, zk: KazooCl
         controller.create_topics([NewTopic("t", assignment={0: [1, 0]})])
         old_epoch = follower.registrar.broker_epoch
         expire_session(follower.session.client)
-        wait_for(lambda: zk.exists(paths.broker(1)) is not None and follower.registrar.broker_epoch != old_epoch,
-                 what="re-registration")  # fmt: skip
+        wait_for(
+            lambda: zk.exists(paths.broker(1)) is not None and follower.registrar.broker_epoch != old_epoch,
+            what="re-registration",
+        )
         assert zk.get(paths.broker(1))[1].czxid == follower.registrar.broker_epoch
-        wait_for(lambda: controller.snapshot().live_brokers[1].epoch == follower.registrar.broker_epoch,
-                 what="the controller to see the new broker epoch")  # fmt: skip
+        wait_for(
+            lambda: controller.snapshot().live_brokers[1].epoch == follower.registrar.broker_epoch,
+            what="the controller to see the new broker epoch",
+        )

@@ -220,9 +220,14 @@ def test_many_topics_in_one_request_are_created_pipelined(zk_hosts: str, zk: Kaz
         zk.create(paths.entity_config("topics", "stale"), EntityConfig({"retention.ms": "1"}).encode(), makepath=True)
         many = [NewTopic(f"bulk-{i:03d}", 4, 2) for i in range(300)]
         result = controller.create_topics(
-            [*many, NewTopic("exists", 1, 1), NewTopic("stale", 2, 1, configs={"cleanup.policy": "compact"}),
-             NewTopic("a.b", 1, 1), NewTopic("a_b", 1, 1)]
-        )  # fmt: skip
+            [
+                *many,
+                NewTopic("exists", 1, 1),
+                NewTopic("stale", 2, 1, configs={"cleanup.policy": "compact"}),
+                NewTopic("a.b", 1, 1),
+                NewTopic("a_b", 1, 1),
+            ]
+        )
         assert all(result[t.name] == (E.NONE, None) for t in many)
         assert result["exists"] == (E.TOPIC_ALREADY_EXISTS, "Topic 'exists' already exists.")
         assert result["stale"] == (E.NONE, None)

@@ -126,8 +126,10 @@ def _no_master(*argv: str) -> Argv:
 
 def _node_props(e: Env, zookeeper: str) -> str:
     path = e.tmp / "server.properties"
-    path.write_text(f"broker.id=1\nzookeeper.connect={zookeeper}\nzookeeper.connection.timeout.ms=1500\n"
-                    "listeners=PLAINTEXT://127.0.0.1:0\n")  # fmt: skip
+    path.write_text(
+        f"broker.id=1\nzookeeper.connect={zookeeper}\nzookeeper.connection.timeout.ms=1500\n"
+        "listeners=PLAINTEXT://127.0.0.1:0\n"
+    )
     return str(path)
 
 
@@ -136,8 +138,16 @@ def _lock(cmd: str, zookeeper: str, *extra: str, identity: str) -> list[str]:
 
 
 def _lockdown(cmd: str) -> Argv:
-    return lambda e: ["lockdown", cmd, "--zookeeper", e.live, "--controller-identity-file", _identity_file(e),
-                      "--backup", str(e.tmp / f"backup-{cmd}.json")]  # fmt: skip
+    return lambda e: [
+        "lockdown",
+        cmd,
+        "--zookeeper",
+        e.live,
+        "--controller-identity-file",
+        _identity_file(e),
+        "--backup",
+        str(e.tmp / f"backup-{cmd}.json"),
+    ]
 
 
 def _client_config(e: Env) -> str:
@@ -332,25 +342,51 @@ CONTRACT: dict[str, Row] = {
 #: reassign: Kafka's codes (1 for every failure), the same classes of input.
 REASSIGN: dict[str, tuple[Argv, int]] = {
     "usage": (lambda e: ["reassign", "--no-such-flag"], 1),
-    "input": (lambda e: ["reassign", "--execute", "--bootstrap-server", e.closed, "--reassignment-json-file",
-                         e.missing], 1),
-    "unreachable": (lambda e: ["reassign", "--list", "--bootstrap-server", e.closed, "--command-config",
-                               _client_config(e)], 1),
-}  # fmt: skip
+    "input": (
+        lambda e: ["reassign", "--execute", "--bootstrap-server", e.closed, "--reassignment-json-file", e.missing],
+        1,
+    ),
+    "unreachable": (
+        lambda e: ["reassign", "--list", "--bootstrap-server", e.closed, "--command-config", _client_config(e)],
+        1,
+    ),
+}
 
 #: Commands that open a ZooKeeper session, interrupted while connecting.
 INTERRUPTIBLE: dict[str, Callable[[Env, str], list[str]]] = {
     "zk get": lambda e, a: ["zk", "get", "/", "--zookeeper", a, "--timeout", "60"],
-    "snapshot export": lambda e, a: ["snapshot", "export", "--zookeeper", a, "-o", str(e.tmp / "i.parquet"),
-                                     "--timeout", "60"],
-    "lockdown plan": lambda e, a: ["lockdown", "plan", "--zookeeper", a, "--controller-identity-file",
-                                   _identity_file(e), "--timeout", "60"],
-}  # fmt: skip
+    "snapshot export": lambda e, a: [
+        "snapshot",
+        "export",
+        "--zookeeper",
+        a,
+        "-o",
+        str(e.tmp / "i.parquet"),
+        "--timeout",
+        "60",
+    ],
+    "lockdown plan": lambda e, a: [
+        "lockdown",
+        "plan",
+        "--zookeeper",
+        a,
+        "--controller-identity-file",
+        _identity_file(e),
+        "--timeout",
+        "60",
+    ],
+}
 
 
 def run(argv: list[str], *, check: int | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run([sys.executable, "-m", "controller.cli", *argv], capture_output=True, text=True,
-                            timeout=timeout, cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"})  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "controller.cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     if check is not None:
         assert result.returncode == check, (argv, result.returncode, result.stdout[-2000:], result.stderr[-2000:])
     return result
@@ -456,10 +492,21 @@ def test_json_mode_errors_are_one_object_on_stdout(env: Env) -> None:
     cases = [
         (["snapshot", "check", env.missing, "--format", "json"], 2),
         (["snapshot", "check", "--format", "json", "--no-such-flag", env.missing], 2),
-        (["reassign", "--verify", "--output", "json", "--bootstrap-server", env.closed,
-          "--reassignment-json-file", env.missing], 1),
+        (
+            [
+                "reassign",
+                "--verify",
+                "--output",
+                "json",
+                "--bootstrap-server",
+                env.closed,
+                "--reassignment-json-file",
+                env.missing,
+            ],
+            1,
+        ),
         (["reassign", "--output", "json", "--no-such-flag"], 1),
-    ]  # fmt: skip
+    ]
     for argv, code in cases:
         result = run(argv)
         assert result.returncode == code, f"{argv}\n{_shown(result)}"
@@ -481,8 +528,14 @@ def test_ctrl_c_is_130(path: str, env: Env) -> None:
     with _silent_server() as (address, server):
         argv = [sys.executable, "-m", "controller.cli", *INTERRUPTIBLE[path](env, address)]
         # SIGINT at its default in the child even when this suite runs with it ignored (a background job)
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
+        proc = subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
         try:
             server.settimeout(30)
             conn, _ = server.accept()  # the command is connecting now

@@ -1,4 +1,4 @@
-"""A deposed controller writes no admin metadata (issue 15): the controller's session as the config and ACL
+"""A deposed controller writes no admin metadata: the controller's session as the config and ACL
 handlers use it (:class:`controller.zk.fenced_session.FencedSession`) carries the controller-epoch check on every
 write. Without it, a controller frozen past its session finished the config write it had under way once it woke
 up, through a new session and under the new controller's ``/controller`` (found by the failover soak in
@@ -53,8 +53,11 @@ def served(zk: KazooClient, zk_hosts: str) -> Iterator[tuple[int, list[int | Non
     fence: list[int | None] = [0]
     fenced = FencedSession(session, lambda: fence[0])
     view = NodeView(1, "cluster", Cache(), None, 1, 1, write_session=lambda: fenced)
-    handlers = {**ConfigApis(view, session).handlers(),
-                **AclApis(session, lambda: fenced).handlers(), 18: Apis(view).api_versions}  # fmt: skip
+    handlers = {
+        **ConfigApis(view, session).handlers(),
+        **AclApis(session, lambda: fenced).handlers(),
+        18: Apis(view).api_versions,
+    }
     runtime = WireRuntime(handlers, {18: (0, 4), 44: (0, 1), 30: (0, 3)}, max_frame=1 << 20)
     port = runtime.start([EndPoint("PLAINTEXT", "127.0.0.1", 0, "PLAINTEXT")])[0].port
     try:
@@ -80,8 +83,15 @@ def set_retention(port: int, value: str) -> int:
 
 def create_acl(port: int, resource: str) -> int:
     m = _m(30, 2)
-    creation = m.AclCreation(resource_type=TOPIC, resource_name=resource, resource_pattern_type=LITERAL,
-                             principal="User:a", host="*", operation=READ, permission_type=ALLOW)  # fmt: skip
+    creation = m.AclCreation(
+        resource_type=TOPIC,
+        resource_name=resource,
+        resource_pattern_type=LITERAL,
+        principal="User:a",
+        host="*",
+        operation=READ,
+        permission_type=ALLOW,
+    )
     (result,) = call(port, 30, 2, m.CreateAclsRequest(creations=(creation,))).results
     return int(result.error_code)
 
@@ -91,8 +101,9 @@ def retention(zk: KazooClient) -> str | None:
     return EntityConfig.decode("c", data).config.get("retention.ms")
 
 
-def test_the_active_controllers_admin_writes_pass_the_fence(served: tuple[int, list[int | None]], zk: KazooClient
-                                                            ) -> None:  # fmt: skip
+def test_the_active_controllers_admin_writes_pass_the_fence(
+    served: tuple[int, list[int | None]], zk: KazooClient
+) -> None:
     port, _fence = served
     assert set_retention(port, "1000") == 0
     assert create_acl(port, "a") == 0

@@ -59,9 +59,13 @@ def inner_request(correlation: int = CORRELATION, topic: str = "foo") -> bytes:
     header = AlterConfigsRequest.__header_schema__
     entity_writer(header)(
         buf,
-        header(request_api_key=i16(ALTER_CONFIGS), request_api_version=i16(0), correlation_id=i32(correlation),
-               client_id="clientId"),
-    )  # fmt: skip
+        header(
+            request_api_key=i16(ALTER_CONFIGS),
+            request_api_version=i16(0),
+            correlation_id=i32(correlation),
+            client_id="clientId",
+        ),
+    )
     body = AlterConfigsRequest(
         resources=(
             AlterConfigsResource(
@@ -155,8 +159,10 @@ def echo(seen: Seen, name: str) -> bytes:
 
 
 def api_versions_response(correlation: int, envelope_versions: tuple[int, int] | None) -> bytes:
-    keys = [ApiVersion(api_key=i16(API_VERSIONS), min_version=i16(0), max_version=i16(3)),
-            ApiVersion(api_key=i16(ALTER_CONFIGS), min_version=i16(0), max_version=i16(2))]  # fmt: skip
+    keys = [
+        ApiVersion(api_key=i16(API_VERSIONS), min_version=i16(0), max_version=i16(3)),
+        ApiVersion(api_key=i16(ALTER_CONFIGS), min_version=i16(0), max_version=i16(2)),
+    ]
     if envelope_versions is not None:
         low, high = envelope_versions
         keys.append(ApiVersion(api_key=i16(ENVELOPE), min_version=i16(low), max_version=i16(high)))
@@ -413,8 +419,9 @@ async def rig(
     view = ClusterView()
     started: dict[int, FakeController] = {}
     metrics = RecordingMetrics()
-    fm = ForwardingManager(BROKER_ID, view.snapshot, LISTENER, connect, timeout_ms=timeout_ms, metrics=metrics,
-                           max_in_flight=window)  # fmt: skip
+    fm = ForwardingManager(
+        BROKER_ID, view.snapshot, LISTENER, connect, timeout_ms=timeout_ms, metrics=metrics, max_in_flight=window
+    )
     try:
         for i, fake in enumerate(controllers):
             await fake.start()
@@ -969,7 +976,7 @@ def test_cancelled_forward_does_not_poison_the_next_request() -> None:
     run(body)
 
 
-# -- a window of several requests in flight (bridgekeeper.forwarding.max.in.flight, issue 15) --------------------------
+# -- a window of several requests in flight (bridgekeeper.forwarding.max.in.flight) -----------------------------------
 def test_a_window_keeps_that_many_requests_in_flight_each_on_its_own_connection() -> None:
     async def body() -> None:
         gate = asyncio.Event()

@@ -29,10 +29,22 @@ def test_plan_apply_verify_revert(
     zk: KazooClient, zk_hosts: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     tree = [
-        "/brokers", "/brokers/ids", "/brokers/topics", paths.topic("t"), paths.partition_state("t", 0), "/config",
-        "/config/topics", "/config/topics/t", "/config/users", "/config/users/alice", "/config/changes", "/admin",
-        "/admin/delete_topics", "/controller_epoch", "/isr_change_notification",
-    ]  # fmt: skip
+        "/brokers",
+        "/brokers/ids",
+        "/brokers/topics",
+        paths.topic("t"),
+        paths.partition_state("t", 0),
+        "/config",
+        "/config/topics",
+        "/config/topics/t",
+        "/config/users",
+        "/config/users/alice",
+        "/config/changes",
+        "/admin",
+        "/admin/delete_topics",
+        "/controller_epoch",
+        "/isr_change_notification",
+    ]
     for path in tree:
         zk.ensure_path(path)
     zk.create("/consumers", b"")

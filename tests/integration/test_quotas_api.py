@@ -121,8 +121,9 @@ def test_java_number_text() -> None:
 @pytest.mark.parametrize("version", [0, 1])
 def test_alter_writes_znodes_and_notifications(server: tuple[int, KazooClient], version: int) -> None:
     port, zk = server
-    assert alter(port, ((U, "alice"),), [("producer_byte_rate", 1024.0), ("request_percentage", 50.0)],
-                 version=version) == (0, None)  # fmt: skip
+    assert alter(
+        port, ((U, "alice"),), [("producer_byte_rate", 1024.0), ("request_percentage", 50.0)], version=version
+    ) == (0, None)
     assert (
         zk.get("/config/users/alice")[0]
         == b'{"version":1,"config":{"request_percentage":"50.0","producer_byte_rate":"1024"}}'
@@ -154,7 +155,9 @@ def test_validate_only_writes_nothing(server: tuple[int, KazooClient]) -> None:
     assert alter(port, ((U, "bob"),), [("producer_byte_rate", 1.0)], validate=True) == (0, None)
     assert zk.exists("/config/users/bob") is None and changes(zk) == []
     assert alter(port, ((U, "bob"),), [("producer_byte_rate", 1.5)], validate=True) == (
-        INVALID_REQUEST, "Configuration producer_byte_rate must be a LONG value")  # fmt: skip
+        INVALID_REQUEST,
+        "Configuration producer_byte_rate must be a LONG value",
+    )
 
 
 def test_emptied_entities_are_deleted_like_kafka(server: tuple[int, KazooClient]) -> None:
@@ -247,9 +250,14 @@ def populated(server: tuple[int, KazooClient]) -> tuple[int, KazooClient]:
 def test_describe_filters(populated: tuple[int, KazooClient]) -> None:
     port, _zk = populated
     all_user_client = {
-        ((U, "alice"),), ((U, None),), ((U, "alice"), (C, "app")), ((U, None), (C, "app")),
-        ((U, "bob"), (C, None)), ((C, "app"),), ((C, None),),
-    }  # fmt: skip
+        ((U, "alice"),),
+        ((U, None),),
+        ((U, "alice"), (C, "app")),
+        ((U, None), (C, "app")),
+        ((U, "bob"), (C, None)),
+        ((C, "app"),),
+        ((C, None),),
+    }
     ips = {((IP, "1.2.3.4"),), ((IP, None),)}
     assert set(found(port, [])) == all_user_client | ips
     assert found(port, [], strict=True) == {}
@@ -264,7 +272,10 @@ def test_describe_filters(populated: tuple[int, KazooClient]) -> None:
     assert set(found(port, [(C, DEFAULT, None)], strict=True)) == {((C, None),)}
     assert set(found(port, [(U, EXACT, "bob"), (C, DEFAULT, None)])) == {((U, "bob"), (C, None))}
     assert set(found(port, [(U, SPECIFIED, None), (C, SPECIFIED, None)], strict=True)) == {
-        ((U, "alice"), (C, "app")), ((U, None), (C, "app")), ((U, "bob"), (C, None))}  # fmt: skip
+        ((U, "alice"), (C, "app")),
+        ((U, None), (C, "app")),
+        ((U, "bob"), (C, None)),
+    }
     assert found(port, [(IP, EXACT, "1.2.3.4")]) == {((IP, "1.2.3.4"),): {"connection_creation_rate": 7.0}}
     assert set(found(port, [(IP, DEFAULT, None)])) == {((IP, None),)}
     assert set(found(port, [(IP, SPECIFIED, None)], strict=True)) == ips
@@ -278,7 +289,8 @@ def test_describe_entity_order_and_values(populated: tuple[int, KazooClient]) ->
     [entry] = body.entries
     assert [(e.entity_type, e.entity_name) for e in entry.entity] == [(U, "alice"), (C, "app")]
     assert found(port, [(U, EXACT, "alice")], strict=True) == {
-        ((U, "alice"),): {"producer_byte_rate": 1024.0, "request_percentage": 1e-4}}  # fmt: skip
+        ((U, "alice"),): {"producer_byte_rate": 1024.0, "request_percentage": 1e-4}
+    }
 
 
 @pytest.mark.parametrize(

@@ -42,8 +42,10 @@ def test_the_log_names_each_writer(tmp_path: Path) -> None:
         with contextlib.suppress(NodeExistsError):
             controller.create("/config/topics/b", b"again")  # fails, logged as an error txn
         audit = Z.read_audit([m.data_dir / "data" for m in server.members], "/kafka")
-        live = [(p, controller.exists(p).czxid, controller.exists(p).mzxid)
-                for p in ("/config/topics/a", "/config/topics/b")]  # fmt: skip
+        live = [
+            (p, controller.exists(p).czxid, controller.exists(p).mzxid)
+            for p in ("/config/topics/a", "/config/topics/b")
+        ]
         controller_sid, broker_sid = controller.client_id[0], broker.client_id[0]
         for zk in (root, controller, broker):
             zk.stop()

@@ -35,10 +35,25 @@ def logs_in(stored: str, mechanism: str, user: str, password: str) -> bool:
 
 def test_cli_bootstraps_a_credential_that_authenticates(zk: KazooClient, zk_hosts: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "zk", "scram", "--zookeeper", zk_hosts, "--user", "broker",
-         "--password", "broker-secret", "--iterations", "8192"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "zk",
+            "scram",
+            "--zookeeper",
+            zk_hosts,
+            "--user",
+            "broker",
+            "--password",
+            "broker-secret",
+            "--iterations",
+            "8192",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert "updated SCRAM-SHA-256 credential of user 'broker'" in done.stdout
     stored = config(zk, "broker")["SCRAM-SHA-256"]
@@ -50,8 +65,9 @@ def test_cli_bootstraps_a_credential_that_authenticates(zk: KazooClient, zk_host
 
 
 def test_quotas_survive_and_delete_removes_only_the_credential(zk: KazooClient, zk_hosts: str) -> None:
-    zk.create(paths.entity_config("users", "alice"), b'{"version":1,"config":{"producer_byte_rate":"1024"}}',
-              makepath=True)  # fmt: skip
+    zk.create(
+        paths.entity_config("users", "alice"), b'{"version":1,"config":{"producer_byte_rate":"1024"}}', makepath=True
+    )
     zk.create(paths.CONTROLLER, b'{"version":2,"brokerid":1,"timestamp":"1","kraftControllerEpoch":-1}')
     session = ZkSession(zk_hosts, name="scram-admin-test")
     session.start()

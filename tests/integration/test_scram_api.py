@@ -321,10 +321,15 @@ def test_alter_unknown_mechanism(server: Server) -> None:
     """AlterUserScramCredentialsRequestTest.testAlterUnknownMechanism: 5 users, all refused."""
     results = alter(
         server.port,
-        [upsert("user4", UNKNOWN, 8192), upsert("user4", SHA256, 8192), upsert("user5", 10, 8192),
-         upsert("user6", UNKNOWN, 8192), upsert("user7", -1, 8192)],
+        [
+            upsert("user4", UNKNOWN, 8192),
+            upsert("user4", SHA256, 8192),
+            upsert("user5", 10, 8192),
+            upsert("user6", UNKNOWN, 8192),
+            upsert("user7", -1, 8192),
+        ],
         [("user1", UNKNOWN), ("user1", SHA256), ("user2", 10)],
-    )  # fmt: skip
+    )
     assert sorted(results) == [
         (u, UNSUPPORTED_SASL_MECHANISM, "Unknown SCRAM mechanism")
         for u in ("user1", "user2", "user4", "user5", "user6", "user7")
@@ -335,9 +340,15 @@ def test_alter_unknown_mechanism(server: Server) -> None:
 def test_alter_iteration_bounds(server: Server) -> None:
     results = alter(
         server.port,
-        [upsert("few", iterations=1), upsert("few512", SHA512, 4095), upsert("many", iterations=16385),
-         upsert("max", SHA512, 2**31 - 1), upsert("low", iterations=4096), upsert("high", SHA512, 16384)],
-    )  # fmt: skip
+        [
+            upsert("few", iterations=1),
+            upsert("few512", SHA512, 4095),
+            upsert("many", iterations=16385),
+            upsert("max", SHA512, 2**31 - 1),
+            upsert("low", iterations=4096),
+            upsert("high", SHA512, 16384),
+        ],
+    )
     assert results == [
         ("few", UNACCEPTABLE_CREDENTIAL, "Too few iterations"),
         ("few512", UNACCEPTABLE_CREDENTIAL, "Too few iterations"),
@@ -352,8 +363,10 @@ def test_alter_iteration_bounds(server: Server) -> None:
 def test_illegal_request_fails_the_whole_user(server: Server) -> None:
     """One illegal alteration of a user discards the user's legal ones; an upsertion's verdict wins."""
     results = alter(server.port, [upsert("u", iterations=1), upsert("v", SHA512)], [("u", 9), ("v", SHA256)])
-    assert results == [("u", UNACCEPTABLE_CREDENTIAL, "Too few iterations"), ("v", RESOURCE_NOT_FOUND,
-                       "Attempt to delete a user credential that does not exist")]  # fmt: skip
+    assert results == [
+        ("u", UNACCEPTABLE_CREDENTIAL, "Too few iterations"),
+        ("v", RESOURCE_NOT_FOUND, "Attempt to delete a user credential that does not exist"),
+    ]
     assert server.zk.get_children("/config/users") == []
 
 

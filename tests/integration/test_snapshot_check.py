@@ -19,9 +19,12 @@ TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
 def test_each_seeded_issue_is_reported(
     zk: KazooClient, zk_hosts: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    zk.create(paths.broker(1), b'{"version":5,"host":"h","port":9092,"endpoints":["PLAINTEXT://h:9092"],'
-              b'"listener_security_protocol_map":{"PLAINTEXT":"PLAINTEXT"},"jmx_port":-1,"timestamp":"1"}',
-              makepath=True)  # fmt: skip
+    zk.create(
+        paths.broker(1),
+        b'{"version":5,"host":"h","port":9092,"endpoints":["PLAINTEXT://h:9092"],'
+        b'"listener_security_protocol_map":{"PLAINTEXT":"PLAINTEXT"},"jmx_port":-1,"timestamp":"1"}',
+        makepath=True,
+    )
     zk.create(paths.topic("ok"), TopicAssignment({0: (1,)}, version=3, topic_id=TOPIC_ID).encode(), makepath=True)
     zk.create(paths.partition_state("ok", 0), PartitionState(1, 0, 1, (1,)).encode(), makepath=True)
     zk.ensure_path(paths.DELETE_TOPICS)

@@ -192,8 +192,9 @@ def test_a_damaged_newest_snapshot_gives_way_to_an_older_one_and_the_logs(
     rows = _parse(data, tmp_path / "at-the-snapshot.jsonl")
     (warning,) = _warnings(capsys.readouterr().err)
     assert warning.startswith(f"warning: {newest.name} is damaged (offset ") and reason in warning, warning
-    assert warning.endswith(f"; using {older.name} and replaying the transaction logs after it up to zxid "
-                            f"0x{files.zxid_of(newest):x}")  # fmt: skip
+    assert warning.endswith(
+        f"; using {older.name} and replaying the transaction logs after it up to zxid 0x{files.zxid_of(newest):x}"
+    )
     assert rows == data_dir.snapshot_rows
 
     # with --replay-logs: to the end of the logs, as from the undamaged snapshot

@@ -427,20 +427,34 @@ def test_acls_keep_sets_the_recorded_acls_and_open_opens_every_znode(
             source_paths = [p for p in read_tree(admin, "/source") if p != "/source"]
             recorded = {p[len("/source") :]: acl_of(admin, p) for p in source_paths}
             closed = {p for p, acl in recorded.items() if acl != OPEN}
-            assert closed == {"/brokers/topics/locked", "/brokers/topics/locked/partitions", "/config",
-                              "/config/users/alice"}  # fmt: skip
+            assert closed == {
+                "/brokers/topics/locked",
+                "/brokers/topics/locked/partitions",
+                "/config",
+                "/config/users/alice",
+            }
 
             rows = tmp_path / "acl.parquet"
-            export = cli("snapshot", "export", "--zookeeper", zk_hosts + "/source", "--zk-identity", "digest:u:pw",
-                         "-o", str(rows))  # fmt: skip
+            export = cli(
+                "snapshot",
+                "export",
+                "--zookeeper",
+                zk_hosts + "/source",
+                "--zk-identity",
+                "digest:u:pw",
+                "-o",
+                str(rows),
+            )
             assert export.returncode == 0, export.stderr
             exported = {r["path"]: [(a["perms"], a["scheme"], a["id"]) for a in r["acl"]] for r in read_rows(rows)}
             assert exported == recorded  # the hashes, not masked
 
             kept = restore(rows, zk_hosts + "/keep", "--acls", "keep")
             assert kept.returncode == 0, kept.stderr
-            assert f"  ACLs: the recorded ones, set on {len(closed)} znode(s); writing may need the identities they " \
-                   "name" in kept.stdout.splitlines()  # fmt: skip
+            assert (
+                f"  ACLs: the recorded ones, set on {len(closed)} znode(s); writing may need the identities they "
+                "name" in kept.stdout.splitlines()
+            )
             target = read_tree(admin, "/keep")
             assert sorted(p[len("/keep") :] for p in target if p != "/keep") == sorted(recorded)
             for path, acl in recorded.items():
@@ -462,8 +476,20 @@ def test_acls_keep_sets_the_recorded_acls_and_open_opens_every_znode(
 
 
 def _node(path: str, data: bytes | None = None) -> Node:
-    return Node(path=path, data=data, acl=OPEN, czxid=1, mzxid=1, ctime=0, mtime=0, version=0, cversion=0,
-                aversion=0, ephemeral_owner=0, pzxid=1)  # fmt: skip
+    return Node(
+        path=path,
+        data=data,
+        acl=OPEN,
+        czxid=1,
+        mzxid=1,
+        ctime=0,
+        mtime=0,
+        version=0,
+        cversion=0,
+        aversion=0,
+        ephemeral_owner=0,
+        pzxid=1,
+    )
 
 
 def test_credentials_are_redacted_unless_kept(zk_hosts: str, chroot_zk: KazooClient, tmp_path: Path) -> None:
@@ -471,19 +497,34 @@ def test_credentials_are_redacted_unless_kept(zk_hosts: str, chroot_zk: KazooCli
     scram = "salt=c2FsdA==,stored_key=c3RvcmVk,server_key=c2VydmVy,iterations=4096"
     user = orjson.dumps({"version": 1, "config": {"SCRAM-SHA-256": scram, "producer_byte_rate": "1048576"}})
     client_quota = b'{"version":1,"config":{"consumer_byte_rate":"2048"}}'
-    broker = orjson.dumps({"version": 1, "config": {
-        "ssl.keystore.password": "[encrypted]", "listener.name.x.scram-sha-256.sasl.jaas.config": "[encrypted]",
-        "log.retention.ms": "86400000", "ssl.client.auth": "required",
-    }})  # fmt: skip
+    broker = orjson.dumps(
+        {
+            "version": 1,
+            "config": {
+                "ssl.keystore.password": "[encrypted]",
+                "listener.name.x.scram-sha-256.sasl.jaas.config": "[encrypted]",
+                "log.retention.ms": "86400000",
+                "ssl.client.auth": "required",
+            },
+        }
+    )
     token = b'{"owner":"User:alice","renewers":[],"issueTimestamp":1,"maxTimestamp":2,"expiryTimestamp":2}'
     nodes = [
-        _node("/brokers"), _node("/brokers/ids"), _node("/brokers/topics"),
+        _node("/brokers"),
+        _node("/brokers/ids"),
+        _node("/brokers/topics"),
         _node("/brokers/topics/t", TopicAssignment({0: (1,)}, version=3).encode()),
-        _node("/config"), _node("/config/users"), _node("/config/users/alice", user),
-        _node("/config/users/alice/clients"), _node("/config/users/alice/clients/app", client_quota),
-        _node("/config/brokers"), _node("/config/brokers/<default>", broker),
-        _node("/delegation_token"), _node("/delegation_token/tokens"), _node("/delegation_token/tokens/x", token),
-    ]  # fmt: skip
+        _node("/config"),
+        _node("/config/users"),
+        _node("/config/users/alice", user),
+        _node("/config/users/alice/clients"),
+        _node("/config/users/alice/clients/app", client_quota),
+        _node("/config/brokers"),
+        _node("/config/brokers/<default>", broker),
+        _node("/delegation_token"),
+        _node("/delegation_token/tokens"),
+        _node("/delegation_token/tokens/x", token),
+    ]
     rows = tmp_path / "creds.jsonl"
     with RowWriter(rows) as out:
         out.write_all(nodes)
@@ -493,8 +534,10 @@ def test_credentials_are_redacted_unless_kept(zk_hosts: str, chroot_zk: KazooCli
     assert redacted.returncode == 0, redacted.stderr
     lines = redacted.stdout.splitlines()
     assert "  skipped 1: credential (redacted)" in lines
-    assert "  credentials redacted: 1 SCRAM credential(s), 1 delegation token(s), 2 broker password config(s) " \
-           "(--keep-credentials keeps them)" in lines  # fmt: skip
+    assert (
+        "  credentials redacted: 1 SCRAM credential(s), 1 delegation token(s), 2 broker password config(s) "
+        "(--keep-credentials keeps them)" in lines
+    )
     got = {p[len("/redacted") :]: d for p, (d, _s) in read_tree(zk, "/redacted").items() if p != "/redacted"}
     assert sorted(got) == sorted(set(recorded) - {"/delegation_token/tokens/x"})
     assert orjson.loads(got["/config/users/alice"] or b"") == {
@@ -502,8 +545,9 @@ def test_credentials_are_redacted_unless_kept(zk_hosts: str, chroot_zk: KazooCli
         "config": {"producer_byte_rate": "1048576"},
     }
     assert orjson.loads(got["/config/brokers/<default>"] or b"")["config"] == {
-        "log.retention.ms": "86400000", "ssl.client.auth": "required"
-    }  # fmt: skip
+        "log.retention.ms": "86400000",
+        "ssl.client.auth": "required",
+    }
     untouched = set(got) - {"/config/users/alice", "/config/brokers/<default>"}
     assert {p: got[p] for p in untouched} == {p: recorded[p] for p in untouched}  # the client quota too
     assert scram.encode() not in b"".join(d or b"" for d in got.values())

@@ -106,10 +106,22 @@ def test_node_config_errors_name_the_key(overrides: list[str], key: str) -> None
 def test_node_refuses_a_broker_id_already_registered(zk_hosts: str, zk: KazooClient, tmp_path: Path) -> None:
     zk.create("/brokers/ids/4", b'{"version":5}', ephemeral=True, makepath=True)
     result = subprocess.run(
-        [*BIN, "node", "--override", "broker.id=4", "--override", f"zookeeper.connect={zk_hosts}",
-         "--override", "listeners=PLAINTEXT://127.0.0.1:0", "--override", "bridgekeeper.metrics.port=-1"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        [
+            *BIN,
+            "node",
+            "--override",
+            "broker.id=4",
+            "--override",
+            f"zookeeper.connect={zk_hosts}",
+            "--override",
+            "listeners=PLAINTEXT://127.0.0.1:0",
+            "--override",
+            "bridgekeeper.metrics.port=-1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 1
     assert "broker.id=4" in result.stderr
 

@@ -1,4 +1,4 @@
-"""A controller slower than the request's timeout (issue 9, fix 6): the client gets REQUEST_TIMED_OUT, as Kafka
+"""A controller slower than the request's timeout: the client gets REQUEST_TIMED_OUT, as Kafka
 answers a controller timeout, and keeps its connection — not a closed socket and a BK-UNEXPECTED log line."""
 
 from __future__ import annotations
@@ -46,8 +46,12 @@ class Connection:
         req_cls = load_request_schema(key, version)
         header_cls = req_cls.__header_schema__
         buf = io.BytesIO()
-        header: dict[str, Any] = {"request_api_key": key, "request_api_version": version,
-                                  "correlation_id": self.correlation, "client_id": "timeout-test"}  # fmt: skip
+        header: dict[str, Any] = {
+            "request_api_key": key,
+            "request_api_version": version,
+            "correlation_id": self.correlation,
+            "client_id": "timeout-test",
+        }
         entity_writer(header_cls)(buf, header_cls(**header))
         entity_writer(req_cls)(buf, req_cls(**fields))
         payload = buf.getvalue()

@@ -39,7 +39,9 @@ SNAPSHOT = SimpleNamespace(
     brokers={1: broker(1, "r1"), 2: broker(2, "r2")},  # broker 3 is down
     topics={
         "orders": SimpleNamespace(
-            name="orders", topic_id="W3mXDtj1RsWmsEhQrZjN5g", is_internal=False,
+            name="orders",
+            topic_id="W3mXDtj1RsWmsEhQrZjN5g",
+            is_internal=False,
             partitions={0: part(0, (1, 2), (1, 2), 1), 1: part(1, (3, 1), (3,), 3)},
         ),
         "__consumer_offsets": SimpleNamespace(
@@ -47,7 +49,7 @@ SNAPSHOT = SimpleNamespace(
         ),
     },
     controller_id=2,
-)  # fmt: skip
+)
 
 
 class Cache:
@@ -117,11 +119,14 @@ def test_metadata_v12_finds_a_topic_by_id_and_names_an_unknown_id() -> None:
     runtime = WireRuntime(Apis(NodeView(1, "my-cluster", Cache(), None, 1, 1)).handlers(), SUPPORTED, max_frame=1 << 20)
     port = runtime.start([EndPoint("PLAINTEXT", "127.0.0.1", 0, "PLAINTEXT")])[0].port
     try:
-        topics = (module.MetadataRequestTopic(name=None, topic_id=orders_id),
-                  module.MetadataRequestTopic(name=None, topic_id=uuid.UUID(int=7)),
-                  module.MetadataRequestTopic(name="orders", topic_id=uuid.UUID(int=0)))  # fmt: skip
-        answer = call(port, 3, 12, topics=topics, allow_auto_topic_creation=False,
-                      include_topic_authorized_operations=False)  # fmt: skip
+        topics = (
+            module.MetadataRequestTopic(name=None, topic_id=orders_id),
+            module.MetadataRequestTopic(name=None, topic_id=uuid.UUID(int=7)),
+            module.MetadataRequestTopic(name="orders", topic_id=uuid.UUID(int=0)),
+        )
+        answer = call(
+            port, 3, 12, topics=topics, allow_auto_topic_creation=False, include_topic_authorized_operations=False
+        )
     finally:
         runtime.stop()
     found = [(t.name, t.topic_id, t.error_code) for t in answer.topics]

@@ -38,13 +38,25 @@ class Snapshot:
 def served() -> Iterator[tuple[NodeMetrics, int]]:
     metrics = NodeMetrics(7, SUPPORTED)
     cache = SimpleNamespace(snapshot=lambda: Snapshot(), wait_for=lambda predicate, timeout: Snapshot())
-    view = NodeView(broker_id=7, cluster_id="c", cache=cache, controller=None, default_partitions=1,
-                    default_replication_factor=1)  # fmt: skip
+    view = NodeView(
+        broker_id=7, cluster_id="c", cache=cache, controller=None, default_partitions=1, default_replication_factor=1
+    )
     handlers = Apis(view).handlers()
-    dispatcher = Dispatcher(handlers, SUPPORTED, is_active_controller=lambda: False, metrics=metrics,
-                            on_client_software=metrics.client_software)  # fmt: skip
-    runtime = WireRuntime(handlers, SUPPORTED, max_frame=1 << 20, dispatch=dispatcher,
-                          on_open=metrics.connection_opened, on_close=metrics.connection_closed)  # fmt: skip
+    dispatcher = Dispatcher(
+        handlers,
+        SUPPORTED,
+        is_active_controller=lambda: False,
+        metrics=metrics,
+        on_client_software=metrics.client_software,
+    )
+    runtime = WireRuntime(
+        handlers,
+        SUPPORTED,
+        max_frame=1 << 20,
+        dispatch=dispatcher,
+        on_open=metrics.connection_opened,
+        on_close=metrics.connection_closed,
+    )
     [endpoint] = runtime.start([EndPoint("PLAINTEXT", "127.0.0.1", 0, "PLAINTEXT")])
     try:
         yield metrics, endpoint.port
@@ -74,17 +86,28 @@ def test_requests_errors_and_client_software_are_counted(served: tuple[NodeMetri
         client.request(18, 3, ApiVersionsRequest(client_software_name="bk-test", client_software_version="9.9"))
         labels = {"listener": "PLAINTEXT", "client_software_name": "bk-test", "client_software_version": "9.9"}
         assert sample(metrics, "bridgekeeper_connections", **labels) == 1
-        assert sample(metrics, "bridgekeeper_connections", listener="PLAINTEXT", client_software_name="unknown",
-                      client_software_version="unknown") == 0  # fmt: skip
+        assert (
+            sample(
+                metrics,
+                "bridgekeeper_connections",
+                listener="PLAINTEXT",
+                client_software_name="unknown",
+                client_software_version="unknown",
+            )
+            == 0
+        )
         body = MetadataRequest(
             topics=tuple(MetadataRequestTopic(name=TopicName(n), topic_id=NULL) for n in ("missing-a", "missing-b")),
-            allow_auto_topic_creation=False, include_topic_authorized_operations=False,
-        )  # fmt: skip
+            allow_auto_topic_creation=False,
+            include_topic_authorized_operations=False,
+        )
         client.request(3, 12, body)
         assert sample(metrics, "bridgekeeper_requests_total", api="ApiVersions") == 1
         assert sample(metrics, "bridgekeeper_requests_total", api="Metadata") == 1
-        assert sample(metrics, "bridgekeeper_request_errors_total", api="Metadata",
-                      error="UNKNOWN_TOPIC_OR_PARTITION") == 2  # fmt: skip
+        assert (
+            sample(metrics, "bridgekeeper_request_errors_total", api="Metadata", error="UNKNOWN_TOPIC_OR_PARTITION")
+            == 2
+        )
         assert sample(metrics, "bridgekeeper_request_duration_seconds_count", api="Metadata") == 1
     finally:
         client.close()

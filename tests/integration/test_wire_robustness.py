@@ -145,11 +145,17 @@ def test_half_closed_and_abandoned_connections(server: tuple[WireRuntime, int]) 
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(payload=st.one_of(
-    st.binary(max_size=300),
-    st.builds(lambda key, version, rest: struct.pack(">hhi", key, version, 1) + rest,
-              st.sampled_from([3, 18, 19, 20, 37, 60, 0, 58, -1]), st.integers(-2, 20), st.binary(max_size=200)),
-))  # fmt: skip
+@given(
+    payload=st.one_of(
+        st.binary(max_size=300),
+        st.builds(
+            lambda key, version, rest: struct.pack(">hhi", key, version, 1) + rest,
+            st.sampled_from([3, 18, 19, 20, 37, 60, 0, 58, -1]),
+            st.integers(-2, 20),
+            st.binary(max_size=200),
+        ),
+    )
+)
 def test_random_frames_never_crash_the_server(server: tuple[WireRuntime, int], payload: bytes) -> None:
     _, port = server
     exchange(port, struct.pack(">i", len(payload)) + payload)

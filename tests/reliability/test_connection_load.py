@@ -1,4 +1,4 @@
-"""Connection load (issue 15, reliability item 4): 500 concurrent connections over 3 nodes, every request answered,
+"""Connection load: 500 concurrent connections over 3 nodes, every request answered,
 memory back within 10%.
 
 Three node processes at IBP 3.4-IV0 (brokers forward admin writes to the controller, KIP-590) on a real
@@ -87,11 +87,22 @@ RSS_RATIO = 1.10
 
 API_VERSIONS, METADATA, CREATE_TOPICS, DELETE_TOPICS = 18, 3, 19, 20
 DESCRIBE_CONFIGS, INCREMENTAL_ALTER_CONFIGS = 32, 44
-VERSIONS = {API_VERSIONS: 3, METADATA: 12, CREATE_TOPICS: 7, DELETE_TOPICS: 4, DESCRIBE_CONFIGS: 4,
-            INCREMENTAL_ALTER_CONFIGS: 1}  # fmt: skip
-NAMES = {API_VERSIONS: "ApiVersions", METADATA: "Metadata", CREATE_TOPICS: "CreateTopics",
-         DELETE_TOPICS: "DeleteTopics", DESCRIBE_CONFIGS: "DescribeConfigs",
-         INCREMENTAL_ALTER_CONFIGS: "IncrementalAlterConfigs"}  # fmt: skip
+VERSIONS = {
+    API_VERSIONS: 3,
+    METADATA: 12,
+    CREATE_TOPICS: 7,
+    DELETE_TOPICS: 4,
+    DESCRIBE_CONFIGS: 4,
+    INCREMENTAL_ALTER_CONFIGS: 1,
+}
+NAMES = {
+    API_VERSIONS: "ApiVersions",
+    METADATA: "Metadata",
+    CREATE_TOPICS: "CreateTopics",
+    DELETE_TOPICS: "DeleteTopics",
+    DESCRIBE_CONFIGS: "DescribeConfigs",
+    INCREMENTAL_ALTER_CONFIGS: "IncrementalAlterConfigs",
+}
 TOPIC_RESOURCE, SET = 2, 0
 UNKNOWN_TOPIC_OR_PARTITION = 3
 
@@ -164,12 +175,17 @@ class Figures:
     @staticmethod
     def read(c: Cluster) -> Figures:
         nodes = c.stack.nodes
-        return Figures({n.broker_id: rss(n) for n in nodes}, {n.broker_id: fds(n) for n in nodes},
-                       {n.broker_id: connections(n) for n in nodes})  # fmt: skip
+        return Figures(
+            {n.broker_id: rss(n) for n in nodes},
+            {n.broker_id: fds(n) for n in nodes},
+            {n.broker_id: connections(n) for n in nodes},
+        )
 
     def describe(self) -> str:
-        return "; ".join(f"node {b}: RSS {r / 2**20:.1f} MiB, {self.fds[b]} fds, connections {self.connections[b]}"
-                         for b, r in self.rss.items())  # fmt: skip
+        return "; ".join(
+            f"node {b}: RSS {r / 2**20:.1f} MiB, {self.fds[b]} fds, connections {self.connections[b]}"
+            for b, r in self.rss.items()
+        )
 
 
 def load_connections_closed(c: Cluster) -> bool:
@@ -220,8 +236,10 @@ class Tally:
         def q(values: list[float], share: float) -> float:
             return sorted(values)[min(len(values) - 1, int(share * len(values)))]
 
-        return "; ".join(f"{api} p50 {q(v, 0.5):.2f} s, p99 {q(v, 0.99):.2f} s, max {max(v):.2f} s"
-                         for api, v in sorted(self.latencies.items()))  # fmt: skip
+        return "; ".join(
+            f"{api} p50 {q(v, 0.5):.2f} s, p99 {q(v, 0.99):.2f} s, max {max(v):.2f} s"
+            for api, v in sorted(self.latencies.items())
+        )
 
     def take(self, key: int, response: Any) -> list[int]:
         codes = error_codes(response)
@@ -252,8 +270,12 @@ class Link:
         self.correlation += 1
         request_cls = load_request_schema(key, VERSIONS[key])
         header_cls = request_cls.__header_schema__
-        header: dict[str, Any] = {"request_api_key": key, "request_api_version": VERSIONS[key],
-                                  "correlation_id": self.correlation, "client_id": f"load-{self.index}"}  # fmt: skip
+        header: dict[str, Any] = {
+            "request_api_key": key,
+            "request_api_version": VERSIONS[key],
+            "correlation_id": self.correlation,
+            "client_id": f"load-{self.index}",
+        }
         buf = io.BytesIO()
         entity_writer(header_cls)(buf, header_cls(**header))
         entity_writer(request_cls)(buf, body)
@@ -332,11 +354,17 @@ async def session(link: Link, topic: str, tally: Tally, go: asyncio.Event) -> No
     try:
         await go.wait()
         versions, everything, one, shared_configs = await link.exchange(
-            (API_VERSIONS, api_versions()), (METADATA, metadata(None)), (METADATA, metadata(shared)),
+            (API_VERSIONS, api_versions()),
+            (METADATA, metadata(None)),
+            (METADATA, metadata(shared)),
             (DESCRIBE_CONFIGS, describe_configs(shared)),
-        )  # fmt: skip
-        for key, answer in ((API_VERSIONS, versions), (METADATA, everything), (METADATA, one),
-                            (DESCRIBE_CONFIGS, shared_configs)):  # fmt: skip
+        )
+        for key, answer in (
+            (API_VERSIONS, versions),
+            (METADATA, everything),
+            (METADATA, one),
+            (DESCRIBE_CONFIGS, shared_configs),
+        ):
             tally.take(key, answer)
         if not {int(k.api_key) for k in versions.api_keys} >= set(VERSIONS):
             listed = sorted(int(k.api_key) for k in versions.api_keys)
@@ -370,8 +398,9 @@ class Peak:
     figures: Figures | None = None
 
 
-async def raw_round(c: Cluster, count: int, label: str, tally: Tally, peak: Peak,
-                    on_release: Callable[[], None]) -> None:  # fmt: skip
+async def raw_round(
+    c: Cluster, count: int, label: str, tally: Tally, peak: Peak, on_release: Callable[[], None]
+) -> None:
     """``count`` connections, round-robin over the nodes, all open before any sends; all closed at the end."""
     nodes = c.stack.nodes
 
@@ -384,8 +413,11 @@ async def raw_round(c: Cluster, count: int, label: str, tally: Tally, peak: Peak
         async with asyncio.timeout(BURST_TIMEOUT_S):
             opened = await asyncio.gather(*(connect(i) for i in range(count)), return_exceptions=True)
             links = [link for link in opened if isinstance(link, Link)]
-            tally.problems.extend(f"connection {i}: could not connect: {link!r}"
-                                  for i, link in enumerate(opened) if not isinstance(link, Link))  # fmt: skip
+            tally.problems.extend(
+                f"connection {i}: could not connect: {link!r}"
+                for i, link in enumerate(opened)
+                if not isinstance(link, Link)
+            )
             go = asyncio.Event()
             sessions = [asyncio.create_task(session(link, f"load-{label}-{link.index}", tally, go)) for link in links]
             go.set()
@@ -440,8 +472,13 @@ class RealClients:
         admin = AdminClient({"bootstrap.servers": self.bootstrap, "socket.timeout.ms": 90000})
         for topic in self._topics(who):
             admin.create_topics([NewTopic(topic, 1, 1)], operation_timeout=30)[topic].result(timeout=60)
-            change = ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=[
-                ConfigEntry("retention.ms", "7200000", incremental_operation=AlterConfigOpType.SET)])  # fmt: skip
+            change = ConfigResource(
+                ConfigResource.Type.TOPIC,
+                topic,
+                incremental_configs=[
+                    ConfigEntry("retention.ms", "7200000", incremental_operation=AlterConfigOpType.SET)
+                ],
+            )
             wait_for(functools.partial(self._confluent_alter, admin, change), 30, f"{who}: {topic} configured")
             described = ConfigResource(ConfigResource.Type.TOPIC, topic)
             value = admin.describe_configs([described])[described].result(timeout=60)["retention.ms"].value
@@ -491,8 +528,9 @@ class RealClients:
         admin = KafkaAdminClient(bootstrap_servers=self.bootstrap, request_timeout_ms=90000, client_id=who)
         try:
             for topic in self._topics(who):
-                admin.create_topics({topic: {"num_partitions": 1, "replication_factor": 1}}, timeout_ms=30000,
-                                    wait_for_metadata=True)  # fmt: skip
+                admin.create_topics(
+                    {topic: {"num_partitions": 1, "replication_factor": 1}}, timeout_ms=30000, wait_for_metadata=True
+                )
                 # kafka-python 3 first describes the topic on the least-loaded node and calls any key it does not
                 # list "Unrecognized" (a ValueError, no request sent); a node whose cache has not yet seen the
                 # topic just created lists nothing (Kafka's brokers answer the same). The node's own answer to
@@ -550,8 +588,11 @@ def test_500_connections_over_3_nodes_all_answered_and_memory_returns(cluster: C
     assert controller is not None
     admin = KafkaAdminClient(bootstrap_servers=c.bootstrap, request_timeout_ms=30000)
     try:
-        admin.create_topics({t: {"num_partitions": 3, "replication_factor": 2} for t in SHARED_TOPICS},
-                            timeout_ms=30000, wait_for_metadata=True)  # fmt: skip
+        admin.create_topics(
+            {t: {"num_partitions": 3, "replication_factor": 2} for t in SHARED_TOPICS},
+            timeout_ms=30000,
+            wait_for_metadata=True,
+        )
     finally:
         admin.close()
     every_node_sees_every_broker(c.stack)  # and, with it, the shared topics on every node
@@ -591,9 +632,11 @@ def test_500_connections_over_3_nodes_all_answered_and_memory_returns(cluster: C
     wait_for(lambda: load_connections_closed(c), 30, "the burst's connections closed on every node")
     after, ok = settled(c, warm)
     total = time.monotonic() - started
-    report = (f"burst of {CONNECTIONS} connections in {burst:.1f} s ({total:.1f} s with warm-up and settling); "
-              f"errors {tally.errors()}; real-client cycles {dict(real.cycles)}\n"
-              f"before: {before.describe()}\nwarm:   {warm.describe()}\npeak:   {peak.describe()}\n"
-              f"after:  {after.describe()}")  # fmt: skip
+    report = (
+        f"burst of {CONNECTIONS} connections in {burst:.1f} s ({total:.1f} s with warm-up and settling); "
+        f"errors {tally.errors()}; real-client cycles {dict(real.cycles)}\n"
+        f"before: {before.describe()}\nwarm:   {warm.describe()}\npeak:   {peak.describe()}\n"
+        f"after:  {after.describe()}"
+    )
     print(report)
     assert ok, f"a node did not return to its warm-up figures within {SETTLE_S:.0f} s:\n{report}"

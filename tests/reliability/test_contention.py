@@ -1,4 +1,4 @@
-"""Contention without errors or lost updates (issue 15, reliability item 0): fifty real clients write the SAME
+"""Contention without errors or lost updates: fifty real clients write the SAME
 entity at once, straight to the active controller and through a forwarding broker, and every request is
 answered as Kafka would answer it alone (0, or the one Kafka-correct error of a create race) and nothing
 acknowledged is missing from ZooKeeper afterwards.
@@ -248,8 +248,9 @@ def append_throttled(topic: str) -> Callable[[int, int], Any]:
 
 def set_quota(user: str, key: str, value: float) -> Any:
     e = AlterClientQuotasRequest.EntryData
-    entry = e(entity=[e.EntityData(entity_type="user", entity_name=user)],
-              ops=[e.OpData(key=key, value=value, remove=False)])  # fmt: skip
+    entry = e(
+        entity=[e.EntityData(entity_type="user", entity_name=user)], ops=[e.OpData(key=key, value=value, remove=False)]
+    )
     return AlterClientQuotasRequest(entries=[entry], validate_only=False)
 
 
@@ -334,9 +335,14 @@ def test_acls_of_one_resource_from_fifty_principals_are_all_kept(cluster: Cluste
 
     def request(i: int, r: int, topic: str = topic) -> Any:
         creation = CreateAclsRequest.AclCreation(
-            resource_type=TOPIC, resource_name=topic, resource_pattern_type=LITERAL,
-            principal=f"User:p-{n_of(i, r)}", host="*", operation=READ, permission_type=ALLOW,
-        )  # fmt: skip
+            resource_type=TOPIC,
+            resource_name=topic,
+            resource_pattern_type=LITERAL,
+            principal=f"User:p-{n_of(i, r)}",
+            host="*",
+            operation=READ,
+            permission_type=ALLOW,
+        )
         return CreateAclsRequest(creations=[creation])
 
     # The cluster's first topic ACL creates the stores' parents (/kafka-acl/Topic, /kafka-acl-changes) after a

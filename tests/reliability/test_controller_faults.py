@@ -144,8 +144,14 @@ def test_frozen_controller_resumes_as_a_zombie_and_writes_nothing(make_stack: li
     n = 20_000
     survivor = 3 - frozen_id  # the frozen node is a broker too: its replicas could not get a leader
     zk.create(paths.topic("wide"), TopicAssignment({p: (survivor,) for p in range(n)}, version=2).encode())
-    wait_for(lambda: len(zk.get_children(paths.topic_partitions("wide")) if zk.exists(paths.topic_partitions("wide"))
-                         else []) > 0, 60, "state creation to start", )  # fmt: skip
+    wait_for(
+        lambda: (
+            len(zk.get_children(paths.topic_partitions("wide")) if zk.exists(paths.topic_partitions("wide")) else [])
+            > 0
+        ),
+        60,
+        "state creation to start",
+    )
     os.kill(frozen.process.pid, signal.SIGSTOP)
     try:
         wait_for(lambda: controller_id(zk) not in (None, frozen_id), 60, "another controller after session expiry")
@@ -180,9 +186,16 @@ def test_a_broker_session_expired_alone_registers_again(make_stack: list[Stack],
     re-registers the broker after an expiry of its own; the broker's expiring alone must do it too."""
     from testing.expire import expire_session
 
-    stack = Stack(nodes=2, data_dir=tmp_path / "stack", ibp="3.9", overrides={
-        "zookeeper.session.timeout.ms": SESSION_MS, "bridgekeeper.zookeeper.digest": "broker:b-secret",
-        "bridgekeeper.zookeeper.controller.digest": "controller:c-secret"})  # fmt: skip
+    stack = Stack(
+        nodes=2,
+        data_dir=tmp_path / "stack",
+        ibp="3.9",
+        overrides={
+            "zookeeper.session.timeout.ms": SESSION_MS,
+            "bridgekeeper.zookeeper.digest": "broker:b-secret",
+            "bridgekeeper.zookeeper.controller.digest": "controller:c-secret",
+        },
+    )
     make_stack.append(stack)
     stack.start()
     zk = KazooClient(hosts=stack.zookeeper)
@@ -207,15 +220,13 @@ def test_a_broker_session_expired_alone_registers_again(make_stack: list[Stack],
         zk.stop()
 
 
-def test_a_node_restarted_before_its_old_session_expired_exits_at_once(make_stack: list[Stack], tmp_path: Path
-                                                                       ) -> None:  # fmt: skip
+def test_a_node_restarted_before_its_old_session_expired_exits_at_once(make_stack: list[Stack], tmp_path: Path) -> None:
     """Kafka refuses a broker id still registered by another session, and skips controlled shutdown when
     startup did not complete: the node exits within moments (it spent ~45 s asking itself to shut down), and
     starts normally once ZooKeeper expired the killed process's session."""
     from controller.devstack.stack import StackError
 
-    stack = Stack(nodes=2, data_dir=tmp_path / "stack", ibp="3.9",
-                  overrides={"zookeeper.session.timeout.ms": "10000"})  # fmt: skip
+    stack = Stack(nodes=2, data_dir=tmp_path / "stack", ibp="3.9", overrides={"zookeeper.session.timeout.ms": "10000"})
     make_stack.append(stack)
     stack.start()
     zk = KazooClient(hosts=stack.zookeeper)

@@ -1,4 +1,4 @@
-"""Repeated induced failovers under client load (issue 15, reliability item 1).
+"""Repeated induced failovers under client load.
 
 A 3-server ZooKeeper ensemble, 3 node processes at IBP 3.9 (brokers forward admin writes to the controller),
 confluent-kafka and kafka-python workers running a steady admin load and journaling every operation; twelve
@@ -35,8 +35,10 @@ def soak(tmp_path: Path) -> Iterator[FailoverSoak]:
 
 
 def describe(c: Failover) -> str:
-    return (f"#{c.index} {c.kind}: {c.detail}; controller {c.controller_before} -> {c.controller_after}, epoch "
-            f"{c.epoch_before} -> {c.epoch_after}; violations: {c.violations}; evidence: {c.evidence}")  # fmt: skip
+    return (
+        f"#{c.index} {c.kind}: {c.detail}; controller {c.controller_before} -> {c.controller_after}, epoch "
+        f"{c.epoch_before} -> {c.epoch_after}; violations: {c.violations}; evidence: {c.evidence}"
+    )
 
 
 def test_twelve_failovers_of_every_kind_under_client_load(soak: FailoverSoak) -> None:
@@ -63,5 +65,7 @@ def test_twelve_failovers_of_every_kind_under_client_load(soak: FailoverSoak) ->
     kinds_done = {r["op"] for r in records if r["ok"]}
     assert {"create_topic", "delete_topic", "alter_config", "create_acl", "reassign"} <= kinds_done, kinds_done
     assert not summary.violations
-    print(f"{FAILOVERS} failovers in {time.monotonic() - started:.0f} s; elected {summary.elected}; "
-          f"ops {summary.acked} acknowledged, {summary.failed} failed {dict(summary.errors)}")  # fmt: skip
+    print(
+        f"{FAILOVERS} failovers in {time.monotonic() - started:.0f} s; elected {summary.elected}; "
+        f"ops {summary.acked} acknowledged, {summary.failed} failed {dict(summary.errors)}"
+    )

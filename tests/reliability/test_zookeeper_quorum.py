@@ -1,4 +1,4 @@
-"""ZooKeeper ensemble faults under client load (issue 15, reliability item 2).
+"""ZooKeeper ensemble faults under client load.
 
 A 3-server ensemble, 3 node processes at IBP 3.9 (brokers forward admin writes to the controller, KIP-590),
 the rehearsal's confluent-kafka and kafka-python load running throughout, and admin requests of our own sent
@@ -84,8 +84,12 @@ class Connection:
         req_cls = load_request_schema(key, version)
         header_cls = req_cls.__header_schema__
         buf = io.BytesIO()
-        header: dict[str, Any] = {"request_api_key": key, "request_api_version": version,
-                                  "correlation_id": self.correlation, "client_id": "quorum-test"}  # fmt: skip
+        header: dict[str, Any] = {
+            "request_api_key": key,
+            "request_api_version": version,
+            "correlation_id": self.correlation,
+            "client_id": "quorum-test",
+        }
         entity_writer(header_cls)(buf, header_cls(**header))
         entity_writer(req_cls)(buf, body)
         payload = buf.getvalue()
@@ -144,16 +148,24 @@ class RawAdmin:
 
     def _origin(self, name: str) -> list[int]:
         if name not in self.replicas:
-            wait_for(lambda: name in (found := self._replicas_of()) and bool(self.replicas.update(found)) is False,
-                     30, f"the replicas of {name}")  # fmt: skip
+            wait_for(
+                lambda: name in (found := self._replicas_of()) and bool(self.replicas.update(found)) is False,
+                30,
+                f"the replicas of {name}",
+            )
         return self.replicas[name]
 
     def _request(self, kind: str, name: str, brokers: list[int]) -> tuple[int, int, Any, str, dict[str, Any]]:
         if kind == CREATE:
             m = _schema(19, 5)
             topic = m.CreatableTopic(name=name, num_partitions=1, replication_factor=2, assignments=(), configs=())
-            return 19, 5, m.CreateTopicsRequest(topics=(topic,), timeout=BODY_TIMEOUT, validate_only=False), \
-                f"topic:{name}", {"partitions": 1, "replication_factor": 2}  # fmt: skip
+            return (
+                19,
+                5,
+                m.CreateTopicsRequest(topics=(topic,), timeout=BODY_TIMEOUT, validate_only=False),
+                f"topic:{name}",
+                {"partitions": 1, "replication_factor": 2},
+            )
         if kind == DELETE:
             body = _schema(20, 4).DeleteTopicsRequest(topic_names=(name,), timeout=BODY_TIMEOUT)
             return 20, 4, body, f"topic:{name}", {}
@@ -162,14 +174,33 @@ class RawAdmin:
             value = str(3_600_000 + len(self.records))
             config = m.AlterableConfig(name="retention.ms", config_operation=SET, value=value)
             resource = m.AlterConfigsResource(resource_type=TOPIC_RESOURCE, resource_name=name, configs=(config,))
-            return 44, 1, m.IncrementalAlterConfigsRequest(resources=(resource,), validate_only=False), \
-                f"topic:{name}", {"key": "retention.ms", "value": value, "incremental": True}  # fmt: skip
+            return (
+                44,
+                1,
+                m.IncrementalAlterConfigsRequest(resources=(resource,), validate_only=False),
+                f"topic:{name}",
+                {"key": "retention.ms", "value": value, "incremental": True},
+            )
         if kind == ACL:
             m = _schema(30, 2)
-            creation = m.AclCreation(resource_type=TOPIC_RESOURCE, resource_name=name, resource_pattern_type=LITERAL,
-                                     principal=PRINCIPAL, host="*", operation=READ, permission_type=ALLOW)  # fmt: skip
-            args = {"resource_type": "TOPIC", "resource": name, "pattern": "LITERAL", "principal": PRINCIPAL,
-                    "host": "*", "operation": "READ", "permission": "ALLOW"}  # fmt: skip
+            creation = m.AclCreation(
+                resource_type=TOPIC_RESOURCE,
+                resource_name=name,
+                resource_pattern_type=LITERAL,
+                principal=PRINCIPAL,
+                host="*",
+                operation=READ,
+                permission_type=ALLOW,
+            )
+            args = {
+                "resource_type": "TOPIC",
+                "resource": name,
+                "pattern": "LITERAL",
+                "principal": PRINCIPAL,
+                "host": "*",
+                "operation": "READ",
+                "permission": "ALLOW",
+            }
             return 30, 2, m.CreateAclsRequest(creations=(creation,)), f"acl:topic:{name}", args
         m = _schema(45, 0)
         origin = self._origin(name)
@@ -199,10 +230,19 @@ class RawAdmin:
             key, version, body, entity, args = self._request(kind, name, brokers)
             self.seq += 1
             rec: OpRecord = {
-                "worker": "raw", "client": "kio", "seq": self.seq, "op": kind, "entity": entity, "args": args,
-                "started": time.time(), "ended": 0.0, "ok": False, "error": "UNKNOWN", "retriable": False,
+                "worker": "raw",
+                "client": "kio",
+                "seq": self.seq,
+                "op": kind,
+                "entity": entity,
+                "args": args,
+                "started": time.time(),
+                "ended": 0.0,
+                "ok": False,
+                "error": "UNKNOWN",
+                "retriable": False,
                 "forwardable": True,
-            }  # fmt: skip
+            }
             self.records.append(rec)
         conn = Connection(port)
         started = time.monotonic()
@@ -214,8 +254,18 @@ class RawAdmin:
                 return Sent(kind, route, port, [], time.monotonic() - started, False, rec)
             elapsed = time.monotonic() - started
             try:
-                kept = int(conn.request(18, 3, _schema(18, 3).ApiVersionsRequest(
-                    client_software_name="quorum-test", client_software_version="1")).error_code) == 0  # fmt: skip
+                kept = (
+                    int(
+                        conn.request(
+                            18,
+                            3,
+                            _schema(18, 3).ApiVersionsRequest(
+                                client_software_name="quorum-test", client_software_version="1"
+                            ),
+                        ).error_code
+                    )
+                    == 0
+                )
             except (Dropped, Silent, OSError):
                 kept = False
         finally:
@@ -230,8 +280,15 @@ class RawAdmin:
 
 @pytest.fixture
 def soak(tmp_path: Path) -> Iterator[FailoverSoak]:
-    s = FailoverSoak(SoakOptions(data_dir=tmp_path / "quorum", rate=3.0, seed=2, session_timeout_ms=SESSION_MS,
-                                 node_request_timeout_ms=NODE_REQUEST_TIMEOUT_MS))  # fmt: skip
+    s = FailoverSoak(
+        SoakOptions(
+            data_dir=tmp_path / "quorum",
+            rate=3.0,
+            seed=2,
+            session_timeout_ms=SESSION_MS,
+            node_request_timeout_ms=NODE_REQUEST_TIMEOUT_MS,
+        )
+    )
     try:
         s.start()
         yield s
@@ -264,8 +321,9 @@ def round_of(raw: RawAdmin, tag: str, brokers: list[int], ports: dict[str, int],
         return list(pool.map(lambda job: job(), jobs))
 
 
-def retried_until_done(raw: RawAdmin, tag: str, brokers: list[int], ports: dict[str, int], deadline_s: float
-                       ) -> tuple[list[Sent], list[Sent]]:  # fmt: skip
+def retried_until_done(
+    raw: RawAdmin, tag: str, brokers: list[int], ports: dict[str, int], deadline_s: float
+) -> tuple[list[Sent], list[Sent]]:
     """Each request of a round sent until it succeeds (a failed one is retried on a fresh entity, per the ledger's
     ownership rule); returns (the successes, the failures met on the way)."""
     done: list[Sent] = []
@@ -296,10 +354,11 @@ def retried_until_done(raw: RawAdmin, tag: str, brokers: list[int], ports: dict[
     for route, port in ports.items():
         for kind in KINDS:
             sent = tenacity.Retrying(
-                stop=tenacity.stop_after_delay(deadline_s), wait=tenacity.wait_fixed(0.5),
+                stop=tenacity.stop_after_delay(deadline_s),
+                wait=tenacity.wait_fixed(0.5),
                 retry=tenacity.retry_if_result(lambda s: s.names != ["NONE"]),
                 retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
-            )(attempts(kind, route, port))  # fmt: skip
+            )(attempts(kind, route, port))
             assert sent is not None and sent.names == ["NONE"], (kind, route, [f.names for f in failures])
             done.append(sent)
     return done, failures
@@ -310,16 +369,23 @@ def load_errors(soak: FailoverSoak, since: float) -> list[str]:
     repeated by a client or a forwarding broker (KIP-590 resends after a lost connection) after its first copy
     took effect hears TOPIC_ALREADY_EXISTS and the like, which for a name no one else uses says "done" (the
     ledger then holds the entity to the acknowledged outcome or its predecessor)."""
-    return [f"{r['worker']}#{r['seq']} {r['op']} {r['entity']}: {r['error']}" for r in soak.records()
-            if r["started"] >= since and not r["ok"] and not r["retriable"]
-            and r["error"] not in ECHOES.get(r["op"], ())]  # fmt: skip
+    return [
+        f"{r['worker']}#{r['seq']} {r['op']} {r['entity']}: {r['error']}"
+        for r in soak.records()
+        if r["started"] >= since and not r["ok"] and not r["retriable"] and r["error"] not in ECHOES.get(r["op"], ())
+    ]
 
 
 def test_one_member_down_then_quorum_lost_then_back(soak: FailoverSoak) -> None:
     assert soak.cluster is not None and soak.load is not None
     zk = soak.cluster.stack.zk
-    raw = RawAdmin(lambda: {t: list(a.partitions[0]) for t, a in soak.snapshot().topics.items()
-                            if t.startswith("q-") and 0 in a.partitions})  # fmt: skip
+    raw = RawAdmin(
+        lambda: {
+            t: list(a.partitions[0])
+            for t, a in soak.snapshot().topics.items()
+            if t.startswith("q-") and 0 in a.partitions
+        }
+    )
     brokers = sorted(soak.snapshot().brokers)
     ports = routes(soak)
     before = soak.snapshot()

@@ -22,12 +22,19 @@ pytestmark = pytest.mark.spark
 
 #: Where each seeded defect shows: the example the finding must name (topic index = the defect's position).
 EXPECTED = {
-    "topic_v1": "topic-00000", "no_topic_id": "topic-00001", "api_reassignment": "topic-00002-0",
-    "offline_partition": "topic-00003-0", "under_replicated": "topic-00004-0", "under_min_isr": "topic-00005-0",
-    "unregistered_broker_replica": "topic-00006-0", "preferred_leader_imbalance": "topic-00007-0",
-    "pending_legacy_reassignment": "topic-00008-0", "malformed_znode": "/brokers/topics/topic-00009",
-    "delete_marker": "topic-00010", "not_rack_aware": "topic-00011-0",
-}  # fmt: skip
+    "topic_v1": "topic-00000",
+    "no_topic_id": "topic-00001",
+    "api_reassignment": "topic-00002-0",
+    "offline_partition": "topic-00003-0",
+    "under_replicated": "topic-00004-0",
+    "under_min_isr": "topic-00005-0",
+    "unregistered_broker_replica": "topic-00006-0",
+    "preferred_leader_imbalance": "topic-00007-0",
+    "pending_legacy_reassignment": "topic-00008-0",
+    "malformed_znode": "/brokers/topics/topic-00009",
+    "delete_marker": "topic-00010",
+    "not_rack_aware": "topic-00011-0",
+}
 
 
 def _write(path: Path, spec: ClusterSpec, fmt: str = "parquet") -> Path:
@@ -43,8 +50,10 @@ def fleet(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, di
     inputs.mkdir()
     base: dict[str, Any] = {"brokers": 6, "racks": 3, "topics": 14, "min_partitions": 2, "max_partitions": 6}
     for defect in DEFECTS:
-        _write(inputs / f"{defect.replace('_', '-')}.parquet", ClusterSpec(name=defect, defects=frozenset({defect}),
-                                                                           seed=11, **base))  # fmt: skip
+        _write(
+            inputs / f"{defect.replace('_', '-')}.parquet",
+            ClusterSpec(name=defect, defects=frozenset({defect}), seed=11, **base),
+        )
     _write(inputs / "clean.parquet", ClusterSpec(name="clean", seed=11, **base))
     _write(inputs / "skewed.jsonl", ClusterSpec(name="skewed", skew=0.5, seed=11, **base), "jsonl")
     run = Run(spark=spark, out=d / "out", stages=Stages(spark, quiet=True))

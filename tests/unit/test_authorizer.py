@@ -639,8 +639,9 @@ def test_an_unreadable_acl_node_fails_closed() -> None:
     from controller.store.kafka_acls import FAIL_CLOSED
 
     pattern = ResourcePattern(ResourceType.TOPIC, "corrupt", PatternType.LITERAL)
-    authz = AclAuthorizer(lambda: {pattern: FAIL_CLOSED}, super_users=["User:admin"],
-                          allow_everyone_if_no_acl_found=True)  # fmt: skip
+    authz = AclAuthorizer(
+        lambda: {pattern: FAIL_CLOSED}, super_users=["User:admin"], allow_everyone_if_no_acl_found=True
+    )
     for operation in (AclOperation.READ, AclOperation.DESCRIBE, AclOperation.ALTER_CONFIGS):
         assert not authz.authorize("User:alice", "10.0.0.1", operation, ResourceType.TOPIC, "corrupt")
     assert authz.authorize("User:admin", "10.0.0.1", AclOperation.DELETE, ResourceType.TOPIC, "corrupt")

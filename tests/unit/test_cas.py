@@ -27,11 +27,12 @@ def test_one_keys_updates_never_overlap() -> None:
 
     threads = [
         threading.Thread(
-            target=cas.read_modify_write, args=("/config/topics/t", attempt),
+            target=cas.read_modify_write,
+            args=("/config/topics/t", attempt),
             kwargs={"max_attempts": 1, "give_up": lambda: RuntimeError("unused")},
         )
         for _ in range(20)
-    ]  # fmt: skip
+    ]
     for t in threads:
         t.start()
     for t in threads:

@@ -475,7 +475,7 @@ def test_inter_broker_listener_from_security_protocol() -> None:
 
 
 def test_a_tls_listener_without_a_keystore_is_refused_naming_the_key() -> None:
-    """SSL listeners are served (issue 16); one without its certificate fails at load (tests/unit/test_config_tls.py
+    """SSL listeners are served; one without its certificate fails at load (tests/unit/test_config_tls.py
     has the rest)."""
     with pytest.raises(ConfigError, match=r"ssl.keystore.location: an SSL listener needs a keystore"):
         cfg(listeners="PLAINTEXT://:9092,SSL://:9093")
@@ -488,18 +488,34 @@ def test_sasl_settings_are_validated_with_the_key_named() -> None:
     with pytest.raises(ConfigError, match=r"listener.name.sasl_plaintext.plain.sasl.jaas.config"):
         build({**sasl, "sasl.enabled.mechanisms": "PLAIN"})
     jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="a-pw" user_bob="b-pw";'
-    c = build({**sasl, "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512",
-               "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas})  # fmt: skip
+    c = build(
+        {
+            **sasl,
+            "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512",
+            "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas,
+        }
+    )
     assert dict(c.sasl_listeners["SASL_PLAINTEXT"].plain_users) == {"alice": "a-pw", "bob": "b-pw"}
     assert c.inter_broker_sasl is None  # inter-broker traffic stays on PLAINTEXT
     with pytest.raises(ConfigError, match=r"sasl.mechanism.inter.broker.protocol must be included"):
         build({**sasl, "security.inter.broker.protocol": "SASL_PLAINTEXT", "sasl.enabled.mechanisms": "SCRAM-SHA-256"})
     with pytest.raises(ConfigError, match=r"must give this node's username and password"):
-        build({**sasl, "security.inter.broker.protocol": "SASL_PLAINTEXT", "sasl.enabled.mechanisms": "SCRAM-SHA-256",
-               "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-256"})  # fmt: skip
+        build(
+            {
+                **sasl,
+                "security.inter.broker.protocol": "SASL_PLAINTEXT",
+                "sasl.enabled.mechanisms": "SCRAM-SHA-256",
+                "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-256",
+            }
+        )
     with pytest.raises(ConfigError, match=r"jaas.config: JAAS config entry not terminated by semi-colon"):
-        build({**sasl, "sasl.enabled.mechanisms": "PLAIN",
-               "listener.name.sasl_plaintext.plain.sasl.jaas.config": "no.Such required"})  # fmt: skip
+        build(
+            {
+                **sasl,
+                "sasl.enabled.mechanisms": "PLAIN",
+                "listener.name.sasl_plaintext.plain.sasl.jaas.config": "no.Such required",
+            }
+        )
 
 
 def test_authorizer_and_zookeeper_identities() -> None:
@@ -713,10 +729,14 @@ def test_invalid_value_wording_matches_kafka() -> None:
 
 def test_listener_prefixed_sasl_keys_are_known() -> None:
     jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="a-pw";'
-    c = build({"listeners": "PLAINTEXT://:9092,SASL_PLAINTEXT://:9093",
-               "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN",
-               "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas,
-               "listener.name.sasl_plaintext.gssapi.sasl.kerberos.service.name": "kafka"})  # fmt: skip
+    c = build(
+        {
+            "listeners": "PLAINTEXT://:9092,SASL_PLAINTEXT://:9093",
+            "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN",
+            "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas,
+            "listener.name.sasl_plaintext.gssapi.sasl.kerberos.service.name": "kafka",
+        }
+    )
     assert c.warnings == (
         "The configuration 'listener.name.sasl_plaintext.gssapi.sasl.kerberos.service.name' was supplied but "
         "isn't a known config.",

@@ -58,8 +58,12 @@ def prometheus() -> dict[str, Any]:
 
 
 def schema_check(path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([CHECK_JSONSCHEMA, "--builtin-schema", "vendor.compose-spec", str(path)],
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [CHECK_JSONSCHEMA, "--builtin-schema", "vendor.compose-spec", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def node_envs(config: dict[str, Any]) -> dict[str, dict[str, str]]:
@@ -87,8 +91,14 @@ def test_the_schema_check_rejects_a_misspelled_key(tmp_path: Path) -> None:
 )
 def test_docker_compose_config_accepts_both_cases(profiles: list[str], env: dict[str, str]) -> None:
     args = [a for p in profiles for a in ("--profile", p)]
-    result = subprocess.run(["docker-compose", "-f", str(d.COMPOSE), *args, "config", "-q"], capture_output=True,
-                            text=True, timeout=120, cwd=d.ROOT, env=d.compose_env(env))  # fmt: skip
+    result = subprocess.run(
+        ["docker-compose", "-f", str(d.COMPOSE), *args, "config", "-q"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=d.ROOT,
+        env=d.compose_env(env),
+    )
     assert result.returncode == 0, result.stderr
 
 
@@ -227,61 +237,118 @@ def mutate(resolved: dict[str, Any], edit: Any, profiles: list[str] = BUNDLED) -
 @pytest.mark.parametrize(
     ("edit", "expected"),
     [
-        (lambda s, _c: s["bk2"]["environment"].update({"KAFKA_INTER_BROKER_PROTOCL_VERSION": "3.4-IV0"}),
-         "bk2: The configuration 'inter.broker.protocl.version' was supplied but isn't a known config."),
+        (
+            lambda s, _c: s["bk2"]["environment"].update({"KAFKA_INTER_BROKER_PROTOCL_VERSION": "3.4-IV0"}),
+            "bk2: The configuration 'inter.broker.protocl.version' was supplied but isn't a known config.",
+        ),
         (lambda s, _c: s["bk1"]["environment"].update({"KAFKA_BROKER_ID": "x"}), "bk1: its KAFKA_* variables"),
         (lambda s, _c: s["bk3"]["environment"].update({"BROKER_RACK": "a"}), "bk3: environment variables that are not"),
         (lambda s, _c: s["grafana"].pop("restart"), "grafana: no restart policy"),
         (lambda s, _c: s["zk2"].update(ports=[{"published": 2181, "target": 2181}]), "zk2: publishes host port 2181"),
-        (lambda s, _c: s["zk3"].update(volumes=["/tmp/zk:/data:rw", "zk3-datalog:/datalog:rw"]),
-         "zk3: /data is not on a named volume"),
-        (lambda s, _c: s["bk1"]["depends_on"].pop("zookeeper-ready"),
-         "bk1: does not wait for zookeeper-ready to complete successfully"),
+        (
+            lambda s, _c: s["zk3"].update(volumes=["/tmp/zk:/data:rw", "zk3-datalog:/datalog:rw"]),
+            "zk3: /data is not on a named volume",
+        ),
+        (
+            lambda s, _c: s["bk1"]["depends_on"].pop("zookeeper-ready"),
+            "bk1: does not wait for zookeeper-ready to complete successfully",
+        ),
         (lambda s, _c: s["bk2"].pop("healthcheck"), "bk2: the health check is not `bridgekeeper health`"),
-        (lambda s, _c: s["bk3"]["environment"].update({"KAFKA_LOG4J_ROOT_LOGLEVEL": "LOUD"}),
-         "bk3: KAFKA_LOG4J_ROOT_LOGLEVEL"),
-        (lambda s, _c: s["bk1"]["healthcheck"].update(test=["CMD", "bridgekeeper", "health"]),
-         "bk1: the health check does not read the node's KAFKA_* variables"),
-        (lambda s, _c: s["bk3"].update(ports=[{"published": 39093, "target": 39092}]),
-         "bk3: publishes host port 39093"),
-        (lambda s, _c: s["bk3"].update(ports=[{"published": 39093, "target": 39092}]),
-         "bk3: advertises localhost:39092 but does not publish it"),
-        (lambda s, _c: s["bk2"]["environment"].update({"KAFKA_BRIDGEKEEPER_METRICS_PORT": "9405"}),
-         "Prometheus scrapes"),
+        (
+            lambda s, _c: s["bk3"]["environment"].update({"KAFKA_LOG4J_ROOT_LOGLEVEL": "LOUD"}),
+            "bk3: KAFKA_LOG4J_ROOT_LOGLEVEL",
+        ),
+        (
+            lambda s, _c: s["bk1"]["healthcheck"].update(test=["CMD", "bridgekeeper", "health"]),
+            "bk1: the health check does not read the node's KAFKA_* variables",
+        ),
+        (
+            lambda s, _c: s["bk3"].update(ports=[{"published": 39093, "target": 39092}]),
+            "bk3: publishes host port 39093",
+        ),
+        (
+            lambda s, _c: s["bk3"].update(ports=[{"published": 39093, "target": 39092}]),
+            "bk3: advertises localhost:39092 but does not publish it",
+        ),
+        (
+            lambda s, _c: s["bk2"]["environment"].update({"KAFKA_BRIDGEKEEPER_METRICS_PORT": "9405"}),
+            "Prometheus scrapes",
+        ),
         (lambda s, _c: s["bk3"]["environment"].update({"KAFKA_BROKER_ID": "1"}), "broker ids are not unique"),
         (lambda s, _c: s.pop("zk3"), "expected a 3-server ZooKeeper ensemble"),
         (lambda s, _c: s["zk1"].update(image="zookeeper:3.8"), "zk1: image 'zookeeper:3.8' is not pinned"),
         (lambda s, _c: s["prometheus"].update(image="prom/prometheus:latest"), "prometheus: image 'prom/prometheus"),
         (lambda s, _c: s["bk1"].pop("stop_grace_period"), "bk1: stop_grace_period 10 s is not longer"),
         (lambda s, _c: s["bk2"].update(stop_grace_period="1m"), "bk2: stop_grace_period 60 s is not longer"),
-        (lambda s, _c: s["bk3"]["environment"].update({"KAFKA_REQUEST_TIMEOUT_MS": "60000"}),
-         "bk3: stop_grace_period 120 s is not longer than controlled shutdown's worst case plus 10 s (205 s)"),
+        (
+            lambda s, _c: s["bk3"]["environment"].update({"KAFKA_REQUEST_TIMEOUT_MS": "60000"}),
+            "bk3: stop_grace_period 120 s is not longer than controlled shutdown's worst case plus 10 s (205 s)",
+        ),
         (lambda s, _c: s["alertmanager"].pop("ulimits"), "alertmanager: ulimits nofile is None"),
         (lambda s, _c: s["bk1"]["ulimits"]["nofile"].update(soft=1024), "bk1: ulimits nofile is 1024, below 100000"),
         (lambda s, _c: s["zk2"].pop("logging"), "zk2: container logs are not rotated"),
         (lambda s, _c: s["grafana"]["logging"]["options"].pop("max-file"), "grafana: container logs are not rotated"),
-        (lambda s, _c: s["zk1"]["environment"].pop("ZOO_CFG_EXTRA"),
-         "zk1: ZooKeeper's Prometheus metrics provider is not on :7000"),
-        (lambda s, _c: s["bk2"]["environment"].update({"KAFKA_ZOOKEEPER_CONNECT": "zk1:2181,zk2:2181,zk3:2181/other"}),
-         "bk2: connects to zk1:2181,zk2:2181,zk3:2181/other, zookeeper-ready waits for"),
-        (lambda s, _c: s["bk1"].update(depends_on={"zk1": {"condition": "service_healthy"}}),
-         "bk1: does not wait for zookeeper-ready"),
+        (
+            lambda s, _c: s["zk1"]["environment"].pop("ZOO_CFG_EXTRA"),
+            "zk1: ZooKeeper's Prometheus metrics provider is not on :7000",
+        ),
+        (
+            lambda s, _c: s["bk2"]["environment"].update(
+                {"KAFKA_ZOOKEEPER_CONNECT": "zk1:2181,zk2:2181,zk3:2181/other"}
+            ),
+            "bk2: connects to zk1:2181,zk2:2181,zk3:2181/other, zookeeper-ready waits for",
+        ),
+        (
+            lambda s, _c: s["bk1"].update(depends_on={"zk1": {"condition": "service_healthy"}}),
+            "bk1: does not wait for zookeeper-ready",
+        ),
         (lambda s, _c: s["zookeeper-ready"].update(restart="on-failure"), "zookeeper-ready: restarts"),
         (lambda s, _c: s["zookeeper-ready"].update(entrypoint=["true"]), "zookeeper-ready: does not ask ZooKeeper"),
         (lambda s, _c: s.pop("alertmanager"), "no Alertmanager service"),
-        (lambda s, _c: s["alertmanager"].update(volumes=["alertmanager-data:/alertmanager"]),
-         "Alertmanager reads /etc/alertmanager/alertmanager.yml, where deploy/alertmanager/alertmanager.yml is not"),
-        (lambda s, _c: s["prometheus"].update(volumes=["prometheus-data:/prometheus"]),
-         "Prometheus loads /etc/prometheus/alerts.yaml, which compose does not mount"),
+        (
+            lambda s, _c: s["alertmanager"].update(volumes=["alertmanager-data:/alertmanager"]),
+            "Alertmanager reads /etc/alertmanager/alertmanager.yml, where deploy/alertmanager/alertmanager.yml is not",
+        ),
+        (
+            lambda s, _c: s["prometheus"].update(volumes=["prometheus-data:/prometheus"]),
+            "Prometheus loads /etc/prometheus/alerts.yaml, which compose does not mount",
+        ),
     ],
-    ids=["typo'd variable", "bad value", "stray variable", "no restart", "extra host port", "bind-mounted data",
-         "no ready wait", "no health check", "bad log level", "health without the node's variables",
-         "extra node port", "unpublished listener", "metrics port",
-         "duplicate id", "two servers", "floating zookeeper", "latest prometheus", "default grace", "short grace",
-         "longer request timeout", "no ulimits", "low nofile", "no log rotation", "unbounded log files",
-         "no zookeeper metrics", "split ensembles", "depends on zk directly", "ready restarts", "ready checks nothing",
-         "no alertmanager", "alertmanager config unmounted", "rules unmounted"],
-)  # fmt: skip
+    ids=[
+        "typo'd variable",
+        "bad value",
+        "stray variable",
+        "no restart",
+        "extra host port",
+        "bind-mounted data",
+        "no ready wait",
+        "no health check",
+        "bad log level",
+        "health without the node's variables",
+        "extra node port",
+        "unpublished listener",
+        "metrics port",
+        "duplicate id",
+        "two servers",
+        "floating zookeeper",
+        "latest prometheus",
+        "default grace",
+        "short grace",
+        "longer request timeout",
+        "no ulimits",
+        "low nofile",
+        "no log rotation",
+        "unbounded log files",
+        "no zookeeper metrics",
+        "split ensembles",
+        "depends on zk directly",
+        "ready restarts",
+        "ready checks nothing",
+        "no alertmanager",
+        "alertmanager config unmounted",
+        "rules unmounted",
+    ],
+)
 def test_each_check_catches_its_breakage(resolved: dict[str, Any], edit: Any, expected: str) -> None:
     problems = mutate(resolved, edit)
     assert any(p.startswith(expected) for p in problems), problems
@@ -307,8 +374,9 @@ def test_prometheus_sends_alerts_to_the_alertmanager(resolved: dict[str, Any], p
 
 def test_grafana_check_catches_a_wrong_mount(resolved: dict[str, Any]) -> None:
     broken = copy.deepcopy(resolved)
-    broken["services"]["grafana"]["volumes"] = [v for v in broken["services"]["grafana"]["volumes"]
-                                                if "dashboards" not in str(v)]  # fmt: skip
+    broken["services"]["grafana"]["volumes"] = [
+        v for v in broken["services"]["grafana"]["volumes"] if "dashboards" not in str(v)
+    ]
     assert any("dashboards/ is not mounted" in p for p in d.grafana_problems(broken))
 
 
@@ -409,20 +477,32 @@ def test_dockerfile_and_dockerignore_pass_their_checks() -> None:
         ("USER bridgekeeper\n", "", "no USER instruction with a non-root user"),
         ("USER bridgekeeper\n", "USER root\n", "no USER instruction with a non-root user"),
         ("FROM python:3.11.16-slim-bookworm", "FROM python:3.11", "base image 'python:3.11' is not a slim Python 3.11"),
-        ("FROM python:3.11.16-slim-bookworm", "FROM python:3.11-slim-bookworm",
-         "base image 'python:3.11-slim-bookworm' is not pinned to an exact version"),
-        ('ENTRYPOINT ["bridgekeeper", "node", "--config-from-env"]', "ENTRYPOINT bridgekeeper node",
-         "ENTRYPOINT is not in exec (JSON) form"),
+        (
+            "FROM python:3.11.16-slim-bookworm",
+            "FROM python:3.11-slim-bookworm",
+            "base image 'python:3.11-slim-bookworm' is not pinned to an exact version",
+        ),
+        (
+            'ENTRYPOINT ["bridgekeeper", "node", "--config-from-env"]',
+            "ENTRYPOINT bridgekeeper node",
+            "ENTRYPOINT is not in exec (JSON) form",
+        ),
         ('"node", "--config-from-env"]', '"nodes"]', "ENTRYPOINT: bridgekeeper does not accept ['nodes']"),
-        ('CMD ["bridgekeeper", "health", "--config-from-env", "--timeout", "4"]',
-         'CMD ["bridgekeeper", "version"]', "HEALTHCHECK runs `bridgekeeper version`"),
-        ('"health", "--config-from-env"', '"health", "--config-from-envs"',
-         "HEALTHCHECK: bridgekeeper does not accept"),
+        (
+            'CMD ["bridgekeeper", "health", "--config-from-env", "--timeout", "4"]',
+            'CMD ["bridgekeeper", "version"]',
+            "HEALTHCHECK runs `bridgekeeper version`",
+        ),
+        (
+            '"health", "--config-from-env"',
+            '"health", "--config-from-envs"',
+            "HEALTHCHECK: bridgekeeper does not accept",
+        ),
         ('"health", "--config-from-env", ', '"health", ', "HEALTHCHECK does not read the node's KAFKA_* variables"),
         ("pip install --no-cache-dir .", "pip install .", "pip install without --no-cache-dir"),
         ("COPY pyproject.toml README.md ./", "ADD https://example.com/x.tgz /src/", "ADD of a URL"),
     ],
-)  # fmt: skip
+)
 def test_each_dockerfile_check_catches_its_breakage(old: str, new: str, expected: str) -> None:
     text = d.DOCKERFILE.read_text()
     assert old in text
@@ -442,28 +522,40 @@ def test_dockerignore_check_catches_a_missing_venv_or_env() -> None:
         ("KAFKA_INTER_BROKER_PROTOCOL_VERSION", "inter.broker.protocol.version"),
         ("KAFKA_BRIDGEKEEPER_METRICS_PORT", "bridgekeeper.metrics.port"),
         ("KAFKA_LISTENER_NAME_INTERNAL_SASL_ENABLED__MECHANISMS", "listener.name.internal.sasl.enabled_mechanisms"),
-        ("KAFKA_LISTENER_NAME_SASL__PLAINTEXT_SCRAM___SHA___256_SASL_JAAS_CONFIG",
-         "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config"),
+        (
+            "KAFKA_LISTENER_NAME_SASL__PLAINTEXT_SCRAM___SHA___256_SASL_JAAS_CONFIG",
+            "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config",
+        ),
         ("KAFKA_ABC_DEF", "abc.def"),
         ("KAFKA_ABC___DEF", "abc-def"),
         ("KAFKA_ABC__DEF", "abc_def"),
     ],
-)  # fmt: skip
+)
 def test_variable_names_map_to_property_keys(variable: str, key: str) -> None:
     assert property_name(variable) == key
 
 
 def test_the_images_own_variables_and_others_are_not_properties() -> None:
-    env = {"KAFKA_HEAP_OPTS": "-Xmx1g", "KAFKA_OPTS": "-D", "KAFKA_LOG4J_ROOT_LOGLEVEL": "INFO", "PATH": "/bin",
-           "KAFKA_BROKER_ID": "3", "kafka_broker_id": "4"}  # fmt: skip
+    env = {
+        "KAFKA_HEAP_OPTS": "-Xmx1g",
+        "KAFKA_OPTS": "-D",
+        "KAFKA_LOG4J_ROOT_LOGLEVEL": "INFO",
+        "PATH": "/bin",
+        "KAFKA_BROKER_ID": "3",
+        "kafka_broker_id": "4",
+    }
     assert properties_from_env(env) == {"broker.id": "3"}
 
 
 @pytest.mark.parametrize(
     ("variable", "reason"),
-    [("KAFKA_", "not KAFKA_ followed by"), ("KAFKA_A-B", "not KAFKA_ followed by"),
-     ("KAFKA__A", "maps to '.a'"), ("KAFKA_A_", "maps to 'a.', which has an empty name segment")],
-)  # fmt: skip
+    [
+        ("KAFKA_", "not KAFKA_ followed by"),
+        ("KAFKA_A-B", "not KAFKA_ followed by"),
+        ("KAFKA__A", "maps to '.a'"),
+        ("KAFKA_A_", "maps to 'a.', which has an empty name segment"),
+    ],
+)
 def test_a_variable_that_cannot_be_a_property_is_refused_by_name(variable: str, reason: str) -> None:
     with pytest.raises(ConfigError, match=f"environment variable {variable}: {reason}"):
         properties_from_env({variable: "x"})
@@ -471,8 +563,14 @@ def test_a_variable_that_cannot_be_a_property_is_refused_by_name(variable: str, 
 
 def test_node_refuses_a_bad_variable_with_exit_2_and_no_traceback() -> None:
     env = {"PATH": "/usr/bin:/bin", "KAFKA_BROKER_ID": "1", "KAFKA_ZOOKEEPER_CONNECT": "127.0.0.1:1", "KAFKA_A_": "x"}
-    result = subprocess.run([sys.executable, "-m", "controller.cli", "node", "--config-from-env"], env=env,
-                            capture_output=True, text=True, timeout=60, cwd=d.ROOT)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "controller.cli", "node", "--config-from-env"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=d.ROOT,
+    )
     assert result.returncode == 2
     assert "error: environment variable KAFKA_A_: maps to 'a.', which has an empty name segment" in result.stderr
     assert "Traceback" not in result.stderr

@@ -38,19 +38,29 @@ def frame_of(body: Any, api_key: int, version: int, correlation: int = 7) -> byt
     header_cls = type(body).__header_schema__
     buf = io.BytesIO()
     entity_writer(header_cls)(
-        buf, header_cls(request_api_key=i16(api_key), request_api_version=i16(version),
-                        correlation_id=i32(correlation), client_id="cli"),
-    )  # fmt: skip
+        buf,
+        header_cls(
+            request_api_key=i16(api_key),
+            request_api_version=i16(version),
+            correlation_id=i32(correlation),
+            client_id="cli",
+        ),
+    )
     entity_writer(type(body))(buf, body)
     return buf.getvalue()
 
 
 def iac_frame(correlation: int = 7) -> bytes:
     body = IncrementalAlterConfigsRequest(
-        resources=(AlterConfigsResource(resource_type=i8(2), resource_name="t", configs=(
-            AlterableConfig(name="retention.ms", config_operation=i8(0), value="1"),)),),
+        resources=(
+            AlterConfigsResource(
+                resource_type=i8(2),
+                resource_name="t",
+                configs=(AlterableConfig(name="retention.ms", config_operation=i8(0), value="1"),),
+            ),
+        ),
         validate_only=False,
-    )  # fmt: skip
+    )
     return frame_of(body, 44, 1, correlation)
 
 
@@ -86,12 +96,22 @@ def dispatcher(
     )
 
 
-def send(d: Dispatcher, inner: bytes, *, listener: str = "INTERNAL", sender: str = "broker",
-         principal: bytes | None = None, address: bytes = b"\x7f\x00\x00\x01") -> EnvelopeResponse | None:  # fmt: skip
+def send(
+    d: Dispatcher,
+    inner: bytes,
+    *,
+    listener: str = "INTERNAL",
+    sender: str = "broker",
+    principal: bytes | None = None,
+    address: bytes = b"\x7f\x00\x00\x01",
+) -> EnvelopeResponse | None:
     from kio.schema.envelope.v0.request import EnvelopeRequest
 
-    body = EnvelopeRequest(request_data=inner, request_principal=serialize(ALICE) if principal is None else principal,
-                           client_host_address=address)  # fmt: skip
+    body = EnvelopeRequest(
+        request_data=inner,
+        request_principal=serialize(ALICE) if principal is None else principal,
+        client_host_address=address,
+    )
     frame = frame_of(body, envelope.API_KEY, 0, correlation=99)
     conn = Connection(listener, "10.0.0.2", 5555, principal=KafkaPrincipal("User", sender))
     reply = asyncio.run(d(parse_request(frame, SUPPORTED_HERE), frame, conn))
@@ -145,8 +165,9 @@ def test_earlier_checks_win_over_later_ones() -> None:
 
 
 def test_a_non_forwardable_inner_api_is_invalid_and_an_unparseable_one_unsupported() -> None:
-    metadata = frame_of(MetadataRequest(topics=None, allow_auto_topic_creation=False,
-                                        include_topic_authorized_operations=False), 3, 12)  # fmt: skip
+    metadata = frame_of(
+        MetadataRequest(topics=None, allow_auto_topic_creation=False, include_topic_authorized_operations=False), 3, 12
+    )
     response = send(dispatcher(Recorder()), metadata)
     assert response is not None and response.error_code == E.INVALID_REQUEST.code
     truncated = iac_frame()[:-5]

@@ -25,10 +25,18 @@ hosts = st.sampled_from(["127.0.0.1", "10.1.2.3", "::1", "fe80::1"])
 def kio_request(correlation: int, client_id: str, inner: bytes, principal: KafkaPrincipal, host: str) -> bytes:
     header_cls = EnvelopeRequest.__header_schema__
     buf = io.BytesIO()
-    entity_writer(header_cls)(buf, header_cls(request_api_key=i16(58), request_api_version=i16(0),
-                                              correlation_id=i32(correlation), client_id=client_id))  # fmt: skip
-    entity_writer(EnvelopeRequest)(buf, EnvelopeRequest(request_data=inner, request_principal=serialize(principal),
-                                                        client_host_address=envelope.address_bytes(host)))  # fmt: skip
+    entity_writer(header_cls)(
+        buf,
+        header_cls(
+            request_api_key=i16(58), request_api_version=i16(0), correlation_id=i32(correlation), client_id=client_id
+        ),
+    )
+    entity_writer(EnvelopeRequest)(
+        buf,
+        EnvelopeRequest(
+            request_data=inner, request_principal=serialize(principal), client_host_address=envelope.address_bytes(host)
+        ),
+    )
     return buf.getvalue()
 
 

@@ -79,17 +79,64 @@ from zkmodel.ibp import (
 
 # Kafka's enum order, written out independently of the module so a reordering is caught.
 KAFKA_ORDER = [
-    "0.8.0", "0.8.1", "0.8.2", "0.9.0",
-    "0.10.0-IV0", "0.10.0-IV1", "0.10.1-IV0", "0.10.1-IV1", "0.10.1-IV2", "0.10.2-IV0",
-    "0.11.0-IV0", "0.11.0-IV1", "0.11.0-IV2",
-    "1.0-IV0", "1.1-IV0",
-    "2.0-IV0", "2.0-IV1", "2.1-IV0", "2.1-IV1", "2.1-IV2", "2.2-IV0", "2.2-IV1", "2.3-IV0", "2.3-IV1",
-    "2.4-IV0", "2.4-IV1", "2.5-IV0", "2.6-IV0", "2.7-IV0", "2.7-IV1", "2.7-IV2", "2.8-IV0", "2.8-IV1",
-    "3.0-IV0", "3.0-IV1", "3.1-IV0", "3.2-IV0", "3.3-IV0", "3.3-IV1", "3.3-IV2", "3.3-IV3", "3.4-IV0",
-    "3.5-IV0", "3.5-IV1", "3.5-IV2", "3.6-IV0", "3.6-IV1", "3.6-IV2",
-    "3.7-IV0", "3.7-IV1", "3.7-IV2", "3.7-IV3", "3.7-IV4", "3.8-IV0", "3.9-IV0",
-    "4.0-IV0", "4.0-IV1",
-]  # fmt: skip
+    "0.8.0",
+    "0.8.1",
+    "0.8.2",
+    "0.9.0",
+    "0.10.0-IV0",
+    "0.10.0-IV1",
+    "0.10.1-IV0",
+    "0.10.1-IV1",
+    "0.10.1-IV2",
+    "0.10.2-IV0",
+    "0.11.0-IV0",
+    "0.11.0-IV1",
+    "0.11.0-IV2",
+    "1.0-IV0",
+    "1.1-IV0",
+    "2.0-IV0",
+    "2.0-IV1",
+    "2.1-IV0",
+    "2.1-IV1",
+    "2.1-IV2",
+    "2.2-IV0",
+    "2.2-IV1",
+    "2.3-IV0",
+    "2.3-IV1",
+    "2.4-IV0",
+    "2.4-IV1",
+    "2.5-IV0",
+    "2.6-IV0",
+    "2.7-IV0",
+    "2.7-IV1",
+    "2.7-IV2",
+    "2.8-IV0",
+    "2.8-IV1",
+    "3.0-IV0",
+    "3.0-IV1",
+    "3.1-IV0",
+    "3.2-IV0",
+    "3.3-IV0",
+    "3.3-IV1",
+    "3.3-IV2",
+    "3.3-IV3",
+    "3.4-IV0",
+    "3.5-IV0",
+    "3.5-IV1",
+    "3.5-IV2",
+    "3.6-IV0",
+    "3.6-IV1",
+    "3.6-IV2",
+    "3.7-IV0",
+    "3.7-IV1",
+    "3.7-IV2",
+    "3.7-IV3",
+    "3.7-IV4",
+    "3.8-IV0",
+    "3.9-IV0",
+    "4.0-IV0",
+    "4.0-IV1",
+]
 
 
 def by_version(v: MetadataVersion) -> str:
@@ -204,9 +251,18 @@ def test_kraft_versions() -> None:
 
 def test_did_metadata_change_flags() -> None:
     unchanged = {
-        IBP_3_1_IV0, IBP_3_3_IV0, IBP_3_5_IV0, IBP_3_5_IV1, IBP_3_6_IV0, IBP_3_7_IV1,
-        IBP_3_7_IV3, IBP_3_7_IV4, IBP_3_8_IV0, IBP_3_9_IV0, IBP_4_0_IV1,
-    }  # fmt: skip
+        IBP_3_1_IV0,
+        IBP_3_3_IV0,
+        IBP_3_5_IV0,
+        IBP_3_5_IV1,
+        IBP_3_6_IV0,
+        IBP_3_7_IV1,
+        IBP_3_7_IV3,
+        IBP_3_7_IV4,
+        IBP_3_8_IV0,
+        IBP_3_9_IV0,
+        IBP_4_0_IV1,
+    }
     for v in ALL_VERSIONS:
         assert v.did_metadata_change == (v not in unchanged), v
 
@@ -464,8 +520,18 @@ def test_znode_version_boundaries(
 
 def test_project_gate_constants_exist() -> None:
     named = [
-        IBP_2_4_IV0, IBP_2_4_IV1, IBP_2_7_IV0, IBP_2_7_IV2, IBP_2_8_IV0, IBP_2_8_IV1,
-        IBP_3_0_IV0, IBP_3_0_IV1, IBP_3_2_IV0, IBP_3_3_IV0, IBP_3_4_IV0, IBP_3_9_IV0,
-    ]  # fmt: skip
+        IBP_2_4_IV0,
+        IBP_2_4_IV1,
+        IBP_2_7_IV0,
+        IBP_2_7_IV2,
+        IBP_2_8_IV0,
+        IBP_2_8_IV1,
+        IBP_3_0_IV0,
+        IBP_3_0_IV1,
+        IBP_3_2_IV0,
+        IBP_3_3_IV0,
+        IBP_3_4_IV0,
+        IBP_3_9_IV0,
+    ]
     assert named == sorted(named)
     assert all(v in ALL_VERSIONS for v in named)

@@ -16,8 +16,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def bk(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "controller.cli", "pipeline", *args], capture_output=True,
-                          text=True, timeout=60, cwd=ROOT)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "controller.cli", "pipeline", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
 
 
 @pytest.fixture
@@ -32,23 +37,30 @@ def rows(tmp_path: Path) -> Path:
     ("args", "message"),
     [
         (["plan", "decommission", "{rows}", "-o", "{out}"], "error: decommission needs --brokers\n"),
-        (["plan", "rebalance", "{rows}", "-o", "{out}", "--brokers", "1"],
-         "error: rebalance takes no --brokers (it plans over every registered broker)\n"),
+        (
+            ["plan", "rebalance", "{rows}", "-o", "{out}", "--brokers", "1"],
+            "error: rebalance takes no --brokers (it plans over every registered broker)\n",
+        ),
         (["report", "{tmp}/nope.parquet", "-o", "{out}"], "error: {tmp}/nope.parquet: no such file or directory\n"),
         (["report", "-o", "{out}"], "error: no inputs: give snapshot-row files or directories (or --model DIR)\n"),
         (["report", "{rows}", "--model", "{tmp}", "-o", "{out}"], "error: give snapshot inputs or --model, not both\n"),
-        (["model", "a={rows}", "a={rows}", "-o", "{out}"],
-         "error: cluster 'a' is given twice ({rows} and {rows})\n"),
+        (["model", "a={rows}", "a={rows}", "-o", "{out}"], "error: cluster 'a' is given twice ({rows} and {rows})\n"),
         (["report", "--model", "{tmp}/nope", "-o", "{out}"], "error: --model {tmp}/nope: no such model directory\n"),
-        (["report", "--model", "{rows}", "-o", "{out}"],
-         "error: --model {rows}: no such model directory (it is a file)\n"),
-        (["plan", "rebalance", "--model", "{tmp}", "-o", "{out}"],
-         "error: --model {tmp}: no 'brokers' model table here (write it with 'pipeline model')\n"),
-        (["plan", "rebalance", "{rows}", "--cluster", "west", "-o", "{out}"],
-         "error: --cluster west: no such cluster in the input (east)\n"),
+        (
+            ["report", "--model", "{rows}", "-o", "{out}"],
+            "error: --model {rows}: no such model directory (it is a file)\n",
+        ),
+        (
+            ["plan", "rebalance", "--model", "{tmp}", "-o", "{out}"],
+            "error: --model {tmp}: no 'brokers' model table here (write it with 'pipeline model')\n",
+        ),
+        (
+            ["plan", "rebalance", "{rows}", "--cluster", "west", "-o", "{out}"],
+            "error: --cluster west: no such cluster in the input (east)\n",
+        ),
         (["model", "{rows}", "-o", "{rows}/out"], "error: --output {rows}/out: {rows} is a file, not a directory\n"),
     ],
-)  # fmt: skip
+)
 def test_refusals_are_one_line_exit_2_and_write_nothing(
     tmp_path: Path, rows: Path, args: list[str], message: str
 ) -> None:

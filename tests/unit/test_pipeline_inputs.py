@@ -28,8 +28,12 @@ def test_inputs_are_named_by_file_stem_by_name_or_by_directory(tmp_path):
     _rows(d / "north.parquet")
     (d / "README.txt").write_text("not rows")
     got = resolve([str(a), str(d), f"south={a}"])
-    assert [(i.cluster, i.fmt) for i in got] == [("east", "parquet"), ("north", "parquet"), ("west", "jsonl"),
-                                                 ("south", "parquet")]  # fmt: skip
+    assert [(i.cluster, i.fmt) for i in got] == [
+        ("east", "parquet"),
+        ("north", "parquet"),
+        ("west", "jsonl"),
+        ("south", "parquet"),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -82,8 +86,7 @@ def test_every_modelled_znode_kind_decodes_to_records():
         for p, d in znodes.items()
         if p.count("/") == 3 and p.startswith("/brokers/topics/")
     )
-    assert kinds == {"broker": 6, "topic": 3, "assignment": partitions, "state": partitions, "config": 3 + 3,
-                     "acl": 5}  # fmt: skip
+    assert kinds == {"broker": 6, "topic": 3, "assignment": partitions, "state": partitions, "config": 3 + 3, "acl": 5}
     first = "/brokers/topics/topic-00000"
     (record,) = [r for r in decode_znode_records("c", first, znodes[first]) if r["kind"] == "topic"]
     assert record["topic_id"] == topic.topic_id and record["topic_version"] == 3
@@ -93,7 +96,13 @@ def test_acl_legacy_reassignment_delete_marker_and_malformed_records():
     acl = b'{"version":1,"acls":[{"principal":"User:a","permissionType":"Allow","operation":"Read","host":"*"}]}'
     (r,) = decode_znode_records("c", "/kafka-acl-extended/prefixed/Topic/pay", acl)
     assert (r["kind"], r["pattern_type"], r["resource_type"], r["resource_name"], r["principal"], r["operation"]) == (
-        "acl", "PREFIXED", "Topic", "pay", "User:a", "Read")  # fmt: skip
+        "acl",
+        "PREFIXED",
+        "Topic",
+        "pay",
+        "User:a",
+        "Read",
+    )
     legacy = b'{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,2]}]}'
     (r,) = decode_znode_records("c", "/admin/reassign_partitions", legacy)
     assert (r["kind"], r["topic"], r["partition"], r["replicas"]) == ("legacy_reassignment", "t", 0, [1, 2])

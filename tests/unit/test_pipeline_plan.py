@@ -254,8 +254,9 @@ def test_fix_racks_moves_what_the_new_racks_break() -> None:
 
 
 def test_synthetic_skewed_cluster() -> None:
-    layout = synthetic_layout(ClusterSpec(brokers=12, racks=4, topics=40, min_partitions=5, max_partitions=30,
-                                          skew=0.3, seed=7))  # fmt: skip
+    layout = synthetic_layout(
+        ClusterSpec(brokers=12, racks=4, topics=40, min_partitions=5, max_partitions=30, skew=0.3, seed=7)
+    )
     for operation, kwargs in (("rebalance", {}), ("decommission", {"brokers": [1, 6]})):
         result = checked(layout, operation, **kwargs)
         assert result.violations == []
@@ -704,15 +705,27 @@ def cp_sat_fewest_moves(layout: Layout, result: Plan) -> int:
 def test_medium_layouts_match_cp_sat_where_the_bound_is_not_tight(seed: int) -> None:
     """Rack-violating partitions make the bound loose; CP-SAT proves the planner's count is still the fewest."""
     cases: list[tuple[Layout, str, dict[str, Any]]] = [
-        (scrambled(skewed_layout(brokers=12, racks=4, partitions=300, rf=3, hot=0.2, seed=seed), 0.1, seed),
-         "rebalance", {}),
-        (scrambled(kafka_layout(brokers=15, racks=5, topics=3, partitions=80, rf=2, seed=seed), 0.1, seed),
-         "decommission", {"brokers": [4]}),
-        (scrambled(skewed_layout(brokers=10, racks=2, partitions=240, rf=3, hot=0.3, seed=seed), 0.1, seed),
-         "add-brokers", {"brokers": [11], "racks": {11: "r1"}}),
-        (kafka_layout(brokers=16, racks=4, topics=4, partitions=75, rf=3, seed=22),
-         "fix-racks", {"racks": {1: "r2", 2: "r3", 3: "r0"}}),
-    ]  # fmt: skip
+        (
+            scrambled(skewed_layout(brokers=12, racks=4, partitions=300, rf=3, hot=0.2, seed=seed), 0.1, seed),
+            "rebalance",
+            {},
+        ),
+        (
+            scrambled(kafka_layout(brokers=15, racks=5, topics=3, partitions=80, rf=2, seed=seed), 0.1, seed),
+            "decommission",
+            {"brokers": [4]},
+        ),
+        (
+            scrambled(skewed_layout(brokers=10, racks=2, partitions=240, rf=3, hot=0.3, seed=seed), 0.1, seed),
+            "add-brokers",
+            {"brokers": [11], "racks": {11: "r1"}},
+        ),
+        (
+            kafka_layout(brokers=16, racks=4, topics=4, partitions=75, rf=3, seed=22),
+            "fix-racks",
+            {"racks": {1: "r2", 2: "r3", 3: "r0"}},
+        ),
+    ]
     above = 0
     for layout, operation, kwargs in cases:
         result = checked(layout, operation, compare_kafka=False, **kwargs)

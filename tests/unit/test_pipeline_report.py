@@ -26,9 +26,13 @@ from tests.htmlcheck import Refs, chromium
 HOSTILE_TOPIC = '<script>alert("topic")</script>'
 HOSTILE_RACK = "<img src=x onerror=alert(1)>"
 UNITS = {
-    "malformed_znode": "znodes", "topic_v1": "topics", "no_topic_id": "topics", "delete_marker": "topics",
-    "replica_skew": "brokers", "leader_skew": "brokers",
-}  # fmt: skip
+    "malformed_znode": "znodes",
+    "topic_v1": "topics",
+    "no_topic_id": "topics",
+    "delete_marker": "topics",
+    "replica_skew": "brokers",
+    "leader_skew": "brokers",
+}
 
 
 def _band(values: list[int]) -> list[int]:
@@ -69,8 +73,16 @@ def make_cluster(
     for b in ids:
         replicas = round(total * weights[b] / wsum)
         led = replicas / share[b] / rf  # leaders are not held by racks: about P/N each, whatever the rack
-        rows.append(BrokerRow(broker=b, rack=rack_of[b], registered=True, replicas=replicas,
-                              leaders=round(led * rnd.uniform(0.9, 1.1)), preferred=round(led)))  # fmt: skip
+        rows.append(
+            BrokerRow(
+                broker=b,
+                rack=rack_of[b],
+                registered=True,
+                replicas=replicas,
+                leaders=round(led * rnd.uniform(0.9, 1.1)),
+                preferred=round(led),
+            )
+        )
     for b in unregistered:
         rows.append(BrokerRow(broker=b, rack=None, registered=False, replicas=6, leaders=0, preferred=2))
     bands = cluster_bands({rf: partitions}, size)
@@ -86,10 +98,16 @@ def make_cluster(
             rr["leaders"] += r["leaders"]
     seeded = findings or {}
     out_findings = [
-        Finding(check=cid, severity=sev, title=title, count=seeded.get(cid, (0, []))[0],
-                unit=UNITS.get(cid, "partitions"), examples=sorted(seeded.get(cid, (0, []))[1])[:10])
+        Finding(
+            check=cid,
+            severity=sev,
+            title=title,
+            count=seeded.get(cid, (0, []))[0],
+            unit=UNITS.get(cid, "partitions"),
+            examples=sorted(seeded.get(cid, (0, []))[1])[:10],
+        )
         for cid, sev, title, _why in CHECKS
-    ]  # fmt: skip
+    ]
     reg = [r for r in rows if r["registered"]]
     return ClusterSummary(
         cluster=name,
@@ -128,19 +146,35 @@ def make_plan(cluster: ClusterSummary, remove: int, *, violations: list[str] | N
     after, leaders_after = spread(before), spread(leaders_before)
     moves = sum(max(after[k] - before[k], 0) for k in before)
     return PlanSummary(
-        cluster=cluster["cluster"], operation="decommission", brokers=[remove], moves=moves,
-        lower_bound=before[str(remove)], kafka_generate_moves=sum(before.values()) * 2 // 3,
-        partitions_changed=before[str(remove)], leader_changes=leaders_before[str(remove)], waves=3,
-        plan_file=f"/srv/bridge/plans/{cluster['cluster']}-decommission-{remove}.json", before=before, after=after,
-        leaders_before=leaders_before, leaders_after=leaders_after, violations=violations or [],
-        warnings=["rack-unaware: only some brokers have broker.rack"] if violations else [], seconds=4.2,
-    )  # fmt: skip
+        cluster=cluster["cluster"],
+        operation="decommission",
+        brokers=[remove],
+        moves=moves,
+        lower_bound=before[str(remove)],
+        kafka_generate_moves=sum(before.values()) * 2 // 3,
+        partitions_changed=before[str(remove)],
+        leader_changes=leaders_before[str(remove)],
+        waves=3,
+        plan_file=f"/srv/bridge/plans/{cluster['cluster']}-decommission-{remove}.json",
+        before=before,
+        after=after,
+        leaders_before=leaders_before,
+        leaders_after=leaders_after,
+        violations=violations or [],
+        warnings=["rack-unaware: only some brokers have broker.rack"] if violations else [],
+        seconds=4.2,
+    )
 
 
 def fleet() -> Summary:
     """Three clusters and a plan: what the README's screenshot shows."""
     eu = make_cluster(
-        "prod-eu", brokers=12, partitions=2400, seed=2, unregistered=(1007,), skew={4: 1.35, 11: 0.7},
+        "prod-eu",
+        brokers=12,
+        partitions=2400,
+        seed=2,
+        unregistered=(1007,),
+        skew={4: 1.35, 11: 0.7},
         findings={
             "topic_v1": (3, ["billing.invoices", "legacy-audit", "payments.v1"]),
             "no_topic_id": (41, [f"legacy-{i:02d}" for i in range(10)]),
@@ -150,20 +184,28 @@ def fleet() -> Summary:
             "preferred_leader_imbalance": (212, [f"payments-{i}" for i in range(10)]),
             "not_rack_aware": (33, [HOSTILE_TOPIC + "-0", "inventory-2"]),
         },
-    )  # fmt: skip
+    )
     us = make_cluster(
-        "prod-us", brokers=24, partitions=6000, racks=("us-east-1a", "us-east-1b", "us-east-1c"), seed=3,
+        "prod-us",
+        brokers=24,
+        partitions=6000,
+        racks=("us-east-1a", "us-east-1b", "us-east-1c"),
+        seed=3,
         findings={
             "malformed_znode": (1, ["/brokers/topics/broken-topic"]),
             "api_reassignment": (4, ["events-0", "events-1", "events-2", "events-3"]),
             "delete_marker": (2, ["tmp-migration", "tmp-test"]),
             "leader_skew": (3, ["2", "9", "17"]),
         },
-    )  # fmt: skip
+    )
     staging = make_cluster(
-        "staging", brokers=3, partitions=300, racks=(), seed=4,
+        "staging",
+        brokers=3,
+        partitions=300,
+        racks=(),
+        seed=4,
         findings={"under_replicated": (5, [f"scratch-{i}" for i in range(5)])},
-    )  # fmt: skip
+    )
     return Summary(
         generated_at="2025-03-14T09:26:53+00:00",
         inputs=["/srv/snapshots/prod-eu.parquet", "/srv/snapshots/prod-us.parquet", "/srv/snapshots/staging.jsonl"],
@@ -176,16 +218,32 @@ def fleet() -> Summary:
 def edge_cases() -> Summary:
     """A 200-broker cluster, one with no racks, one with no brokers or partitions, and a plan that violates."""
     big = make_cluster(
-        "big", brokers=200, partitions=60000, racks=tuple(f"rack-{i}" for i in range(8)), seed=5,
-        skew={17: 1.3, 150: 0.6}, findings={"replica_skew": (2, ["17", "150"])}, unregistered=(9001, 9002),
-    )  # fmt: skip
+        "big",
+        brokers=200,
+        partitions=60000,
+        racks=tuple(f"rack-{i}" for i in range(8)),
+        seed=5,
+        skew={17: 1.3, 150: 0.6},
+        findings={"replica_skew": (2, ["17", "150"])},
+        unregistered=(9001, 9002),
+    )
     flat = make_cluster("no-racks", brokers=5, racks=(), partitions=500, seed=6)
-    hostile = make_cluster("hostile", brokers=4, racks=(HOSTILE_RACK, "ok-rack"), partitions=80, seed=7,
-                           findings={"delete_marker": (1, [HOSTILE_TOPIC])})  # fmt: skip
+    hostile = make_cluster(
+        "hostile",
+        brokers=4,
+        racks=(HOSTILE_RACK, "ok-rack"),
+        partitions=80,
+        seed=7,
+        findings={"delete_marker": (1, [HOSTILE_TOPIC])},
+    )
     empty = make_cluster("empty", brokers=0, racks=(), partitions=0, seed=8)
     plan = make_plan(big, 17, violations=["rack-aware: 3 partitions"])
-    return Summary(generated_at="2025-03-14T09:30:00+00:00", inputs=["/data/fleet"],
-                   clusters=[big, flat, hostile, uneven(), empty], plans=[plan])  # fmt: skip
+    return Summary(
+        generated_at="2025-03-14T09:30:00+00:00",
+        inputs=["/data/fleet"],
+        clusters=[big, flat, hostile, uneven(), empty],
+        plans=[plan],
+    )
 
 
 def uneven() -> ClusterSummary:
@@ -197,8 +255,12 @@ def uneven() -> ClusterSummary:
 
 
 def one_cluster() -> Summary:
-    return Summary(generated_at="2025-03-14T09:31:00+00:00", inputs=["lab.parquet"],
-                   clusters=[make_cluster("lab", brokers=3, racks=(), partitions=30, topics=4)], plans=[])  # fmt: skip
+    return Summary(
+        generated_at="2025-03-14T09:31:00+00:00",
+        inputs=["lab.parquet"],
+        clusters=[make_cluster("lab", brokers=3, racks=(), partitions=30, topics=4)],
+        plans=[],
+    )
 
 
 # --- the page as text ---------------------------------------------------------------------------------------------
@@ -281,13 +343,24 @@ def test_foreign_names_are_escaped():
     ("summary", "figures"),
     [
         (one_cluster(), ["fig-cluster-lab-brokers"]),
-        (edge_cases(), ["fig-fleet", "fig-cluster-big-brokers", "fig-cluster-big-racks", "fig-cluster-no-racks-brokers",
-                        "fig-cluster-hostile-brokers", "fig-cluster-hostile-racks", "fig-cluster-uneven-brokers",
-                        "fig-cluster-uneven-racks", "fig-plan-1"]),
+        (
+            edge_cases(),
+            [
+                "fig-fleet",
+                "fig-cluster-big-brokers",
+                "fig-cluster-big-racks",
+                "fig-cluster-no-racks-brokers",
+                "fig-cluster-hostile-brokers",
+                "fig-cluster-hostile-racks",
+                "fig-cluster-uneven-brokers",
+                "fig-cluster-uneven-racks",
+                "fig-plan-1",
+            ],
+        ),
         (Summary(generated_at="2025-03-14T09:32:00+00:00", inputs=[], clusters=[], plans=[]), []),
     ],
     ids=["one-cluster-clean", "edge-cases", "no-clusters"],
-)  # fmt: skip
+)
 def test_figures_are_drawn_where_there_is_something_to_draw(summary, figures):
     page = render_html(summary)
     assert re.findall(r'<div id="(fig-[^"]+)" class="plotly-graph-div"', page) == figures

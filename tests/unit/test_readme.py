@@ -315,8 +315,9 @@ def argparse_problems(args: Sequence[str], *, inline: bool) -> list[str]:
         1 if a.nargs in (None, argparse.ONE_OR_MORE) else a.nargs if isinstance(a.nargs, int) else 0 for a in expected
     )
     unbounded = any(a.nargs in (argparse.ZERO_OR_MORE, argparse.ONE_OR_MORE, argparse.REMAINDER) for a in expected)
-    highest = sum(1 if a.nargs in (None, argparse.OPTIONAL) else a.nargs if isinstance(a.nargs, int) else 0
-                  for a in expected)  # fmt: skip
+    highest = sum(
+        1 if a.nargs in (None, argparse.OPTIONAL) else a.nargs if isinstance(a.nargs, int) else 0 for a in expected
+    )
     if not unbounded and len(positionals) > highest:
         extra = positionals[highest:]
         problems.append(f"'{' '.join(path)}' takes {highest} positional argument(s), not also {extra}")

@@ -15,7 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from migrate.reassign.jopt import format_help as _format_help
-from migrate.reassign.jopt import java_parse_integer
 from migrate.reassign.options import (
     _SPECS,
     HELP_TEXT,
@@ -26,6 +25,7 @@ from migrate.reassign.options import (
     json_requested,
     parse_options,
 )
+from zkmodel.java import java_parse_integer
 
 BS = ["--bootstrap-server", "localhost:9092"]
 #: The arguments each action cannot do without (Kafka's requiredArgs).
@@ -273,16 +273,43 @@ def test_permitted_matrix(action: str, option: str) -> None:
 
 def test_actions_accept_their_permitted_options_together() -> None:
     opts = parse_options(
-        ["--execute", *BS, "--reassignment-json-file", "p.json", "--additional", "--command-config", "c.properties",
-         "--throttle", "1000", "--replica-alter-log-dirs-throttle", "2000", "--timeout", "3000",
-         "--max-moves-per-broker", "4", "--output", "json"]
-    )  # fmt: skip
+        [
+            "--execute",
+            *BS,
+            "--reassignment-json-file",
+            "p.json",
+            "--additional",
+            "--command-config",
+            "c.properties",
+            "--throttle",
+            "1000",
+            "--replica-alter-log-dirs-throttle",
+            "2000",
+            "--timeout",
+            "3000",
+            "--max-moves-per-broker",
+            "4",
+            "--output",
+            "json",
+        ]
+    )
     assert opts == Options(
-        action=Action.EXECUTE, bootstrap_server="localhost:9092", zookeeper=None, command_config="c.properties",
-        reassignment_json_file="p.json", topics_to_move_json_file=None, broker_list=None, disable_rack_aware=False,
-        throttle=1000, replica_alter_log_dirs_throttle=2000, timeout_ms=3000, additional=True,
-        preserve_throttles=False, max_moves_per_broker=4, output="json",
-    )  # fmt: skip
+        action=Action.EXECUTE,
+        bootstrap_server="localhost:9092",
+        zookeeper=None,
+        command_config="c.properties",
+        reassignment_json_file="p.json",
+        topics_to_move_json_file=None,
+        broker_list=None,
+        disable_rack_aware=False,
+        throttle=1000,
+        replica_alter_log_dirs_throttle=2000,
+        timeout_ms=3000,
+        additional=True,
+        preserve_throttles=False,
+        max_moves_per_broker=4,
+        output="json",
+    )
 
 
 def test_defaults() -> None:
@@ -324,9 +351,17 @@ def test_a_long_that_does_not_parse(value: str) -> None:
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [("+5", 5), ("-1", -1), ("0", 0), ("9223372036854775807", 2**63 - 1), ("-9223372036854775808", -(2**63)),
-     ("\u0663\u0664", 34), ("\uff11\uff12", 12), ("007", 7)],
-)  # fmt: skip
+    [
+        ("+5", 5),
+        ("-1", -1),
+        ("0", 0),
+        ("9223372036854775807", 2**63 - 1),
+        ("-9223372036854775808", -(2**63)),
+        ("\u0663\u0664", 34),
+        ("\uff11\uff12", 12),
+        ("007", 7),
+    ],
+)
 def test_longs_parse_as_javas_long_valueof(value: str, expected: int) -> None:
     opts = parse_options(
         ["--execute", *BS, "--reassignment-json-file", "p", "--replica-alter-log-dirs-throttle", value]
@@ -360,10 +395,21 @@ def test_an_option_given_twice() -> None:
     )
     # main reads --command-config before --bootstrap-server, then the action's file.
     assert_main_error(
-        ["--verify", *BS, *BS, "--command-config", "a", "--command-config", "b", "--reassignment-json-file", "p",
-         "--reassignment-json-file", "q"],
+        [
+            "--verify",
+            *BS,
+            *BS,
+            "--command-config",
+            "a",
+            "--command-config",
+            "b",
+            "--reassignment-json-file",
+            "p",
+            "--reassignment-json-file",
+            "q",
+        ],
         "Found multiple arguments for option command-config, but you asked for only one",
-    )  # fmt: skip
+    )
     assert_main_error(
         ["--verify", *BS, "--reassignment-json-file", "p", "--reassignment-json-file", "q"],
         "Found multiple arguments for option reassignment-json-file, but you asked for only one",
@@ -375,9 +421,18 @@ def test_an_option_given_twice() -> None:
 
 @pytest.mark.parametrize(
     ("value", "brokers"),
-    [("1,2,3", (1, 2, 3)), ("1,2,", (1, 2)), ("1,2,,", (1, 2)), (",", ()), (",,", ()), ("+3,-1", (3, -1)),
-     ("2147483647", (2**31 - 1,)), ("1,1", (1, 1)), ("\u0661", (1,))],
-)  # fmt: skip
+    [
+        ("1,2,3", (1, 2, 3)),
+        ("1,2,", (1, 2)),
+        ("1,2,,", (1, 2)),
+        (",", ()),
+        (",,", ()),
+        ("+3,-1", (3, -1)),
+        ("2147483647", (2**31 - 1,)),
+        ("1,1", (1, 1)),
+        ("\u0661", (1,)),
+    ],
+)
 def test_broker_list_is_split_as_java_splits(value: str, brokers: tuple[int, ...]) -> None:
     opts = parse_options(["--generate", *BS, "--topics-to-move-json-file", "t", "--broker-list", value])
     assert opts.broker_list == brokers  # duplicates are the generate action's to refuse, with Kafka's words
@@ -442,9 +497,14 @@ def test_zookeeper_with_cancel_or_list(action: str) -> None:
 
 @pytest.mark.parametrize(
     "extra",
-    [["--additional"], ["--command-config", "c"], ["--timeout", "1"], ["--replica-alter-log-dirs-throttle", "1"],
-     ["--max-moves-per-broker", "2"]],
-)  # fmt: skip
+    [
+        ["--additional"],
+        ["--command-config", "c"],
+        ["--timeout", "1"],
+        ["--replica-alter-log-dirs-throttle", "1"],
+        ["--max-moves-per-broker", "2"],
+    ],
+)
 def test_zookeeper_with_an_admin_only_option(extra: list[str]) -> None:
     _needs_bootstrap(["--execute", *ZK, "--reassignment-json-file", "p", *extra], extra[0][2:])
 
@@ -560,11 +620,38 @@ def test_java_parse_integer() -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(st.sampled_from(["--list", "--execute", "--generate", "--verify", "--cancel", "--zookeeper",
-                                           "--bootstrap-server", "--throttle", "--output", "--", "-", "--help",
-                                           "--max-moves-per-broker", "--broker-list", "--reassignment-json-file",
-                                           "--topics-to-move-json-file", "--timeout", "json", "1,2", "x"]),
-                          st.text(max_size=8)), max_size=10))  # fmt: skip
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(
+                [
+                    "--list",
+                    "--execute",
+                    "--generate",
+                    "--verify",
+                    "--cancel",
+                    "--zookeeper",
+                    "--bootstrap-server",
+                    "--throttle",
+                    "--output",
+                    "--",
+                    "-",
+                    "--help",
+                    "--max-moves-per-broker",
+                    "--broker-list",
+                    "--reassignment-json-file",
+                    "--topics-to-move-json-file",
+                    "--timeout",
+                    "json",
+                    "1,2",
+                    "x",
+                ]
+            ),
+            st.text(max_size=8),
+        ),
+        max_size=10,
+    )
+)
 def test_any_command_line_gives_options_or_an_options_error(argv: list[str]) -> None:
     try:
         opts = parse_options(argv)

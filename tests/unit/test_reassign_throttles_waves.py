@@ -64,12 +64,14 @@ def test_pack_respects_the_cap_counting_moves_already_running() -> None:
 @given(
     st.dictionaries(
         st.integers(0, 30),
-        st.tuples(st.lists(st.integers(1, 6), min_size=1, max_size=3, unique=True),
-                  st.lists(st.integers(1, 6), min_size=1, max_size=3, unique=True)),
+        st.tuples(
+            st.lists(st.integers(1, 6), min_size=1, max_size=3, unique=True),
+            st.lists(st.integers(1, 6), min_size=1, max_size=3, unique=True),
+        ),
         min_size=1,
     ),
     st.integers(1, 4),
-)  # fmt: skip
+)
 def test_every_wave_keeps_every_broker_under_the_cap_and_all_partitions_are_scheduled_once(
     parts: dict[int, tuple[list[int], list[int]]], cap: int
 ) -> None:

@@ -61,8 +61,12 @@ def audit(*writes: tuple[int, int, str, str], ephemeral: dict[int, str] | None =
 
 
 def test_writes_after_the_bump_must_be_the_controllers() -> None:
-    a = audit((5, 0xB, "setData", "/config/topics/x"), (10, 0xC, "setData", "/config/topics/x"),
-              (11, 0xB, "create", "/brokers/ids/2"), (12, 0xC, "create", "/brokers/topics/y"))  # fmt: skip
+    a = audit(
+        (5, 0xB, "setData", "/config/topics/x"),
+        (10, 0xC, "setData", "/config/topics/x"),
+        (11, 0xB, "create", "/brokers/ids/2"),
+        (12, 0xC, "create", "/brokers/topics/y"),
+    )
     v = Z.check_writes(a, 8, [("/config/topics/x", 3, 10), ("/brokers/topics/y", 12, 12), ("/brokers/ids/2", 11, 11)])
     assert v.ok, v.evidence  # the broker's write at 5 is before the bump; its own registration is not metadata
     assert "2 writes to controller-owned paths" in v.evidence[1]
@@ -103,11 +107,28 @@ def test_operator_acl_changes_are_apart() -> None:
     )
 
 
-def op(ok: bool, error: str | None = None, retriable: bool | None = None, entity: str = "topic:rh-w1-t1",
-       kind: str = "create_topic", started: float = 1.0) -> OpRecord:  # fmt: skip
-    return {"worker": "w1", "client": "kafka-python", "seq": 0, "op": kind, "entity": entity, "args": {},
-            "started": started, "ended": started + 1.0, "ok": ok, "error": error, "retriable": retriable,
-            "forwardable": True}  # fmt: skip
+def op(
+    ok: bool,
+    error: str | None = None,
+    retriable: bool | None = None,
+    entity: str = "topic:rh-w1-t1",
+    kind: str = "create_topic",
+    started: float = 1.0,
+) -> OpRecord:
+    return {
+        "worker": "w1",
+        "client": "kafka-python",
+        "seq": 0,
+        "op": kind,
+        "entity": entity,
+        "args": {},
+        "started": started,
+        "ended": started + 1.0,
+        "ok": ok,
+        "error": error,
+        "retriable": retriable,
+        "forwardable": True,
+    }
 
 
 def test_client_errors_threshold_and_retriable() -> None:

@@ -18,8 +18,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def bk(*args: str) -> subprocess.CompletedProcess[str]:
     """The command as an operator runs it: a fresh interpreter, so the timings below include its imports."""
-    return subprocess.run([sys.executable, "-m", "controller.cli", "rehearse", *args], capture_output=True,
-                          text=True, timeout=60, cwd=ROOT)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "controller.cli", "rehearse", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
 
 
 BASE = ["--from-ibp", "3.3-IV3", "--to-ibp", "3.4-IV0"]
@@ -30,27 +35,43 @@ BASE = ["--from-ibp", "3.3-IV3", "--to-ibp", "3.4-IV0"]
     [
         (["--from-ibp", "3.3-IV9", "--to-ibp", "3.4"], "error: --from-ibp: Version 3.3-IV9 is not a valid version\n"),
         (["--from-ibp", "3.3", "--to-ibp", "x"], "error: --to-ibp: Version x is not a valid version\n"),
-        (["--from-ibp", "3.4-IV0", "--to-ibp", "3.3-IV3"],
-         "error: --to-ibp 3.3-IV3 is below --from-ibp 3.4-IV0: an IBP cannot be lowered\n"),
-        ([*BASE, "--node-set", "4:broker.rack=a"],
-         "error: --node-set 4:broker.rack: there is no node 4 (nodes are 1..3)\n"),
+        (
+            ["--from-ibp", "3.4-IV0", "--to-ibp", "3.3-IV3"],
+            "error: --to-ibp 3.3-IV3 is below --from-ibp 3.4-IV0: an IBP cannot be lowered\n",
+        ),
+        (
+            [*BASE, "--node-set", "4:broker.rack=a"],
+            "error: --node-set 4:broker.rack: there is no node 4 (nodes are 1..3)\n",
+        ),
         ([*BASE, "--set", "nonsense"], None),
-        ([*BASE, "--attach", "{tmp}/inv.json", "--set", "a=b"],
-         "error: --set and --node-set configure the nodes rehearse starts; with --attach, configure your nodes\n"),
-        ([*BASE, "--attach", "{tmp}/missing.json"],
-         "error: cannot read inventory {tmp}/missing.json: No such file or directory\n"),
-        ([*BASE, "-o", "{full}"],
-         "error: --output {full} is not empty (a rehearsal writes its report and artefacts there)\n"),
-        ([*BASE, "--out", "{full}"],  # the hidden alias reaches the same check
-         "error: --output {full} is not empty (a rehearsal writes its report and artefacts there)\n"),
+        (
+            [*BASE, "--attach", "{tmp}/inv.json", "--set", "a=b"],
+            "error: --set and --node-set configure the nodes rehearse starts; with --attach, configure your nodes\n",
+        ),
+        (
+            [*BASE, "--attach", "{tmp}/missing.json"],
+            "error: cannot read inventory {tmp}/missing.json: No such file or directory\n",
+        ),
+        (
+            [*BASE, "-o", "{full}"],
+            "error: --output {full} is not empty (a rehearsal writes its report and artefacts there)\n",
+        ),
+        (
+            [*BASE, "--out", "{full}"],  # the hidden alias reaches the same check
+            "error: --output {full} is not empty (a rehearsal writes its report and artefacts there)\n",
+        ),
         ([*BASE, "--output", "{full}/x"], "error: --output {full}/x is a file, not a directory\n"),
-        ([*BASE, "--attach", "{tmp}/inv.json", "--nodes", "2"],
-         "error: --nodes sets how many nodes rehearse starts; with --attach, the inventory lists them\n"),
+        (
+            [*BASE, "--attach", "{tmp}/inv.json", "--nodes", "2"],
+            "error: --nodes sets how many nodes rehearse starts; with --attach, the inventory lists them\n",
+        ),
         ([*BASE, "--from-snapshot", "{tmp}/rows.parquet"], "error: {tmp}/rows.parquet: no such file or directory\n"),
-        ([*BASE, "--from-snapshot", "{full}/x"],
-         "error: {full}/x: not a snapshot-rows file (expected .parquet or .jsonl)\n"),
+        (
+            [*BASE, "--from-snapshot", "{full}/x"],
+            "error: {full}/x: not a snapshot-rows file (expected .parquet or .jsonl)\n",
+        ),
     ],
-)  # fmt: skip
+)
 def test_refusals_are_one_line_exit_2(tmp_path: Path, args: list[str], message: str | None) -> None:
     full = tmp_path / "full"
     full.mkdir()
@@ -89,21 +110,34 @@ def test_argument_errors_name_the_flag(args: list[str], fragment: str) -> None:
         ("{", "inventory {inv} is not JSON"),
         ('{"nodes": []}', 'inventory {inv}: missing "zookeeper"'),
         ('{"zookeeper": "h:1", "nodes": []}', 'inventory {inv}: "nodes" is empty'),
-        ('{"zookeeper": "h:1", "nodes": [{"broker_id": "1"}]}',
-         'inventory {inv}, nodes[0]: "broker_id" must be an integer, not a string'),
-        ('{"zookeeper": "h:1", "nodes": [{"broker_id": 1, "bootstrap": "nohost"}]}',
-         'inventory {inv}, nodes[0]: "bootstrap" must be host:port, not \'nohost\''),
-        ('{"zookeeper": "h:1", "nodes": [{"broker_id": 1, "bootstrap": "h:9"}]}',
-         'inventory {inv}, nodes[0]: missing "restart" (the shell command that restarts this node)'),
-        ('{"zookeeper": "h:1", "nodes": [{"broker_id": 1, "bootstrap": "h:9", "restart": "true"},'
-         ' {"broker_id": 1, "bootstrap": "h:8", "restart": "true"}]}', "inventory {inv}: broker ids repeat: [1, 1]"),
-        ('{"zookeeper": "h:1", "nodes": [{"broker_id": 1, "bootstrap": "h:9", "restart": "true"}]}',
-         'inventory {inv}: node 1 has no "config" (the server.properties whose inter.broker.protocol.version '
-         "roll 2 sets)"),
-        ('{"zookeeper": "h:1", "nodes": [{"broker_id": 1, "bootstrap": "h:9", "restart": "true", "config": "c"}]}',
-         'inventory {inv}: drill kill-controller needs "kill" for node(s) [1]'),
+        (
+            '{"zookeeper": "h:1", "nodes": [{"broker_id": "1"}]}',
+            'inventory {inv}, nodes[0]: "broker_id" must be an integer, not a string',
+        ),
+        (
+            '{"zookeeper": "h:1", "nodes": [{"broker_id": 1, "bootstrap": "nohost"}]}',
+            "inventory {inv}, nodes[0]: \"bootstrap\" must be host:port, not 'nohost'",
+        ),
+        (
+            '{"zookeeper": "h:1", "nodes": [{"broker_id": 1, "bootstrap": "h:9"}]}',
+            'inventory {inv}, nodes[0]: missing "restart" (the shell command that restarts this node)',
+        ),
+        (
+            '{"zookeeper": "h:1", "nodes": [{"broker_id": 1, "bootstrap": "h:9", "restart": "true"},'
+            ' {"broker_id": 1, "bootstrap": "h:8", "restart": "true"}]}',
+            "inventory {inv}: broker ids repeat: [1, 1]",
+        ),
+        (
+            '{"zookeeper": "h:1", "nodes": [{"broker_id": 1, "bootstrap": "h:9", "restart": "true"}]}',
+            'inventory {inv}: node 1 has no "config" (the server.properties whose inter.broker.protocol.version '
+            "roll 2 sets)",
+        ),
+        (
+            '{"zookeeper": "h:1", "nodes": [{"broker_id": 1, "bootstrap": "h:9", "restart": "true", "config": "c"}]}',
+            'inventory {inv}: drill kill-controller needs "kill" for node(s) [1]',
+        ),
     ],
-)  # fmt: skip
+)
 def test_inventory_mistakes_name_the_key(tmp_path: Path, doc: str, message: str) -> None:
     inv = tmp_path / "inv.json"
     inv.write_text(doc)

@@ -18,9 +18,14 @@ from zkmodel.topics import TopicAssignment
 
 T = "rh-w1-ab12-t1"
 ACL_ARGS: dict[str, Any] = {
-    "resource_type": "TOPIC", "resource": "rh-w1-ab12-a1", "pattern": "LITERAL", "principal": "User:rh-w1", "host": "*",
-    "operation": "READ", "permission": "ALLOW",
-}  # fmt: skip
+    "resource_type": "TOPIC",
+    "resource": "rh-w1-ab12-a1",
+    "pattern": "LITERAL",
+    "principal": "User:rh-w1",
+    "host": "*",
+    "operation": "READ",
+    "permission": "ALLOW",
+}
 ENTRY = AclEntry("User:rh-w1", PermissionType.ALLOW, "*", AclOperation.READ)
 ID1, ID2 = "AAAAAAAAAAAAAAAAAAAAAQ", "AAAAAAAAAAAAAAAAAAAAAg"
 
@@ -49,11 +54,22 @@ class Journal:
 
     def add(self, op: str, entity: str, ok: bool = True, error: str | None = None, **args: Any) -> Journal:
         seq = len(self.records)
-        self.records.append({
-            "worker": self.worker, "client": "kafka-python", "seq": seq, "op": op, "entity": entity, "args": args,
-            "started": 100.0 + seq, "ended": 100.5 + seq, "ok": ok, "error": error,
-            "retriable": None if ok else error == "REQUEST_TIMED_OUT", "forwardable": op != "metadata",
-        })  # fmt: skip
+        self.records.append(
+            {
+                "worker": self.worker,
+                "client": "kafka-python",
+                "seq": seq,
+                "op": op,
+                "entity": entity,
+                "args": args,
+                "started": 100.0 + seq,
+                "ended": 100.5 + seq,
+                "ok": ok,
+                "error": error,
+                "retriable": None if ok else error == "REQUEST_TIMED_OUT",
+                "forwardable": op != "metadata",
+            }
+        )
         return self
 
 
@@ -107,8 +123,10 @@ def test_create_failed_in_doubt_may_be_present_or_absent(error: str) -> None:
     assert absent.ok and "1 failed: 1 absent, 0 completed" in absent.summary
     present = run(j, zk(rh_w1_ab12_t1=topic({0: R3})))
     assert present.ok and "1 failed: 0 absent, 1 completed (timeouts)" in present.summary
-    assert f"w1#0 create_topic topic:{T} (failed {error}) took effect: present with 1 partition(s) at RF 3, " \
-           "no retention.ms" in present.evidence  # fmt: skip
+    assert (
+        f"w1#0 create_topic topic:{T} (failed {error}) took effect: present with 1 partition(s) at RF 3, "
+        "no retention.ms" in present.evidence
+    )
     # in doubt is not anything goes: a half-made topic fits neither before nor after
     wrong = run(j, zk(rh_w1_ab12_t1=topic({0: (1, 2)})))
     assert not wrong.ok and "not at RF 3" in wrong.evidence[0]
@@ -141,8 +159,10 @@ def test_partition_count_follows_create_partitions() -> None:
     j = created(partitions=1).add("create_partitions", f"topic:{T}", count=2)
     assert run(j, zk(rh_w1_ab12_t1=topic({0: R3, 1: R3}))).ok
     found = run(j, zk(rh_w1_ab12_t1=topic({0: R3})))
-    assert not found.ok and f"w1#1 create_partitions topic:{T} (acknowledged): expected partitions 0..1, found [0]" \
-        in found.evidence[0]  # fmt: skip
+    assert (
+        not found.ok
+        and f"w1#1 create_partitions topic:{T} (acknowledged): expected partitions 0..1, found [0]" in found.evidence[0]
+    )
     # a timed-out create_partitions: one or two partitions, never three
     j = created(partitions=1).add("create_partitions", f"topic:{T}", ok=False, error="REQUEST_TIMED_OUT", count=2)
     assert run(j, zk(rh_w1_ab12_t1=topic({0: R3}))).ok

@@ -76,8 +76,18 @@ class Sim:
         self.t += seconds
 
     def step(self, name: str, phase: Phase, kind: StepKind, node: int | None) -> StepRecord:
-        rec = StepRecord(index=len(self.steps), name=name, phase=phase, kind=kind, node=node, started=self.t,
-                         ended=self.t, outcome="ok", detail="", waits=[])  # fmt: skip
+        rec = StepRecord(
+            index=len(self.steps),
+            name=name,
+            phase=phase,
+            kind=kind,
+            node=node,
+            started=self.t,
+            ended=self.t,
+            outcome="ok",
+            detail="",
+            waits=[],
+        )
         self.steps.append(rec)
         return rec
 
@@ -89,16 +99,31 @@ class Sim:
         for c in extra:
             self.checks.append(c)
         fail = failing or {}
-        names = ["one-active-controller", "no-offline-partitions", "ids-unchanged", "controller-epoch-explained",
-                 "node-logs-clean", "client-errors", "forwarding-share", "acknowledged-writes"]  # fmt: skip
+        names = [
+            "one-active-controller",
+            "no-offline-partitions",
+            "ids-unchanged",
+            "controller-epoch-explained",
+            "node-logs-clean",
+            "client-errors",
+            "forwarding-share",
+            "acknowledged-writes",
+        ]
         if rec["phase"] in ("pre-flight", "post-flight"):
             names += ["brokers-registered", "reassignments-finished"]
         if self.bumped:
             names.append("no-broker-zk-writes")
         for name in names:
             summary, evidence = fail.get(name, (f"{TITLES[name].lower()}: fine", [f"looked at {name} after step"]))
-            self.checks.append(CheckRecord(name=name, step=rec["index"], verdict="fail" if name in fail else "pass",
-                                           summary=summary, evidence=evidence))  # fmt: skip
+            self.checks.append(
+                CheckRecord(
+                    name=name,
+                    step=rec["index"],
+                    verdict="fail" if name in fail else "pass",
+                    summary=summary,
+                    evidence=evidence,
+                )
+            )
         self.t += self.rnd.uniform(1.2, 2.0)  # the checks, with the load paused
 
     def skip(self, name: str, phase: Phase, node: int | None) -> None:
@@ -125,11 +150,20 @@ class Sim:
         self.wait(rec, f"node {node} back in every ISR", self.rnd.uniform(2.0, 4.0))
         if ibp and node != self.stuck:
             self.gate.append((self.t - 3, node))
-        min_isr = CheckRecord(name="min-isr-safe", step=rec["index"], verdict="pass",
-                              summary=f"node {node} could be restarted without dropping below min.insync.replicas",
-                              evidence=[f"checked every partition holding node {node}"])  # fmt: skip
-        isr = CheckRecord(name="isr-rejoined", step=rec["index"], verdict="pass",
-                          summary=f"node {node} is back in every ISR it belongs to", evidence=[])  # fmt: skip
+        min_isr = CheckRecord(
+            name="min-isr-safe",
+            step=rec["index"],
+            verdict="pass",
+            summary=f"node {node} could be restarted without dropping below min.insync.replicas",
+            evidence=[f"checked every partition holding node {node}"],
+        )
+        isr = CheckRecord(
+            name="isr-rejoined",
+            step=rec["index"],
+            verdict="pass",
+            summary=f"node {node} is back in every ISR it belongs to",
+            evidence=[],
+        )
         self.end(rec, min_isr, isr, failing=self.failing_after(rec))
         return rec
 
@@ -139,12 +173,16 @@ class Sim:
         return {
             "forwarding-share": (
                 f"node(s) [{self.stuck}] still write ZooKeeper themselves after the bump to {TO}",
-                ["forwardable writes so far: forwarded 212, served by the controller 97, written by a broker itself "
-                 "141 (69% via the controller)", f"nodes past the forwarding gate: [1, 3] of {self.nodes}",
-                 f"node {self.stuck}: IBP {TO}, gate 3.5-IV0, writing ZooKeeper itself",
-                 f"topic {HOSTILE_TOPIC}: config written by node {self.stuck}", HOSTILE_LINE],
+                [
+                    "forwardable writes so far: forwarded 212, served by the controller 97, written by a broker itself "
+                    "141 (69% via the controller)",
+                    f"nodes past the forwarding gate: [1, 3] of {self.nodes}",
+                    f"node {self.stuck}: IBP {TO}, gate 3.5-IV0, writing ZooKeeper itself",
+                    f"topic {HOSTILE_TOPIC}: config written by node {self.stuck}",
+                    HOSTILE_LINE,
+                ],
             ),
-        }  # fmt: skip
+        }
 
     def drill(self) -> None:
         victim = self.controller
@@ -162,8 +200,13 @@ class Sim:
         self.wait(rec, f"node {victim} back in every ISR", 3.1)
         self.down.append((down, self.t - 3, 1.0))
         rec["detail"] = f"node {victim} killed with SIGKILL while it was the active controller, then started again"
-        isr = CheckRecord(name="isr-rejoined", step=rec["index"], verdict="pass",
-                          summary=f"node {victim} is back in every ISR it belongs to", evidence=[])  # fmt: skip
+        isr = CheckRecord(
+            name="isr-rejoined",
+            step=rec["index"],
+            verdict="pass",
+            summary=f"node {victim} is back in every ISR it belongs to",
+            evidence=[],
+        )
         self.end(rec, isr)
 
     def roll(self, phase: Phase, ibp: str | None, *, drill: bool = False, fail_at: int | None = None) -> bool:
@@ -179,9 +222,13 @@ class Sim:
                 rec["waits"][-1]["what"] += f" (timed out after 12 s: 2 partition(s) without node {node} in the ISR)"
                 rec["outcome"], rec["detail"] = "failed", f"node {node} did not rejoin every ISR"
                 self.down.append((rec["started"] + 0.4, self.t, 0.2))
-                isr = CheckRecord(name="isr-rejoined", step=rec["index"], verdict="fail",
-                                  summary=f"node {node} did not rejoin 2 ISR(s) within 12 s",
-                                  evidence=[f"{HOSTILE_TOPIC}-0: ISR [1, 3]", "rh-guarded-4: ISR [1, 3]"])  # fmt: skip
+                isr = CheckRecord(
+                    name="isr-rejoined",
+                    step=rec["index"],
+                    verdict="fail",
+                    summary=f"node {node} did not rejoin 2 ISR(s) within 12 s",
+                    evidence=[f"{HOSTILE_TOPIC}-0: ISR [1, 3]", "rh-guarded-4: ISR [1, 3]"],
+                )
                 self.end(rec, isr)
                 for rest in order[i + 1 :]:
                     self.skip(f"{label}: restart node {rest}", phase, rest)
@@ -213,34 +260,71 @@ class Sim:
         if self.stuck is not None:
             failing["no-broker-zk-writes"] = (
                 f"3 znode write(s) after the bump by node {self.stuck}'s session, not the active controller's",
-                [f"the bump completed at zxid 0x{0x4A2:x} (last node's registration)",
-                 f"/config/topics/{HOSTILE_TOPIC} set by session 0x1000a (broker {self.stuck})"],
-            )  # fmt: skip
+                [
+                    f"the bump completed at zxid 0x{0x4A2:x} (last node's registration)",
+                    f"/config/topics/{HOSTILE_TOPIC} set by session 0x1000a (broker {self.stuck})",
+                ],
+            )
         if aborted:
-            failing["brokers-registered"] = ("the rolls did not finish", [s["name"] for s in self.steps
-                                                                         if s["outcome"] != "ok"])  # fmt: skip
+            failing["brokers-registered"] = (
+                "the rolls did not finish",
+                [s["name"] for s in self.steps if s["outcome"] != "ok"],
+            )
         self.end(post, failing=failing)
         passed = all(c["verdict"] == "pass" for c in self.checks) and not aborted
         return Rehearsal(
-            tool="bridgekeeper rehearse", version=1, mode="owned", from_ibp=FROM, to_ibp=TO, nodes=self.nodes,
-            zk_servers=3, drills=["kill-controller"] if drill else [], lockdown=lockdown,
-            settings={"rate": self.rate, "clients": ["confluent-kafka", "kafka-python"], "error_threshold": 0.05,
-                      "isr_timeout": 60.0, "min_isr_timeout": 60.0, "restart_timeout": 90.0,
-                      "reassignment_timeout": 120.0, "zk_pause": 4.0, "session_timeout_ms": 6000},
-            started=T0 - 4.0, ended=self.t + 1.0, passed=passed, exit_code=0 if passed else 1, steps=self.steps,
-            checks=self.checks, ops=self.client_ops(), routes=self.samples(),
+            tool="bridgekeeper rehearse",
+            version=1,
+            mode="owned",
+            from_ibp=FROM,
+            to_ibp=TO,
+            nodes=self.nodes,
+            zk_servers=3,
+            drills=["kill-controller"] if drill else [],
+            lockdown=lockdown,
+            settings={
+                "rate": self.rate,
+                "clients": ["confluent-kafka", "kafka-python"],
+                "error_threshold": 0.05,
+                "isr_timeout": 60.0,
+                "min_isr_timeout": 60.0,
+                "restart_timeout": 90.0,
+                "reassignment_timeout": 120.0,
+                "zk_pause": 4.0,
+                "session_timeout_ms": 6000,
+            },
+            started=T0 - 4.0,
+            ended=self.t + 1.0,
+            passed=passed,
+            exit_code=0 if passed else 1,
+            steps=self.steps,
+            checks=self.checks,
+            ops=self.client_ops(),
+            routes=self.samples(),
             events=sorted(self.events, key=lambda e: e["t"]),
             artefacts=[
-                {"name": "assignment before", "path": "assignment-before.json",
-                 "description": "every partition's replicas before the rehearsal (a rollback plan)"},
-                {"name": "ZooKeeper export before", "path": "zookeeper-before.jsonl",
-                 "description": "the Kafka subtrees of ZooKeeper before the rehearsal"},
-                {"name": "assignment after", "path": "assignment-after.json",
-                 "description": "every partition's replicas after the rehearsal"},
-                {"name": "ZooKeeper export after", "path": "zookeeper-after.jsonl",
-                 "description": "the Kafka subtrees of ZooKeeper after the rehearsal"},
+                {
+                    "name": "assignment before",
+                    "path": "assignment-before.json",
+                    "description": "every partition's replicas before the rehearsal (a rollback plan)",
+                },
+                {
+                    "name": "ZooKeeper export before",
+                    "path": "zookeeper-before.jsonl",
+                    "description": "the Kafka subtrees of ZooKeeper before the rehearsal",
+                },
+                {
+                    "name": "assignment after",
+                    "path": "assignment-after.json",
+                    "description": "every partition's replicas after the rehearsal",
+                },
+                {
+                    "name": "ZooKeeper export after",
+                    "path": "zookeeper-after.jsonl",
+                    "description": "the Kafka subtrees of ZooKeeper after the rehearsal",
+                },
             ],
-        )  # fmt: skip
+        )
 
     def severity(self, t: float) -> float:
         return max((s for a, b, s in self.down if a <= t <= b), default=0.0)
@@ -262,12 +346,22 @@ class Sim:
                     latency += self.rnd.uniform(0.2, 2.5) * sev
                 ok = not (sev and self.rnd.random() < 0.12 * sev)
                 topic = HOSTILE_TOPIC if seq[worker] == 5 else f"rh-{worker}-t{seq[worker] % 7}"
-                ops.append(OpRecord(
-                    worker=worker, client="confluent-kafka" if worker == "w1" else "kafka-python", seq=seq[worker],
-                    op=op, entity=f"topic:{topic}", args={"partitions": 3}, started=t, ended=t + latency, ok=ok,
-                    error=None if ok else self.rnd.choice(ERRORS), retriable=None if ok else True,
-                    forwardable=op != "metadata",
-                ))  # fmt: skip
+                ops.append(
+                    OpRecord(
+                        worker=worker,
+                        client="confluent-kafka" if worker == "w1" else "kafka-python",
+                        seq=seq[worker],
+                        op=op,
+                        entity=f"topic:{topic}",
+                        args={"partitions": 3},
+                        started=t,
+                        ended=t + latency,
+                        ok=ok,
+                        error=None if ok else self.rnd.choice(ERRORS),
+                        retriable=None if ok else True,
+                        forwardable=op != "metadata",
+                    )
+                )
                 seq[worker] += 1
         return ops
 
@@ -280,12 +374,24 @@ class Sim:
             if any(a <= t < b for a, b in self.loaded):
                 for _ in range(self.rnd.choice((2, 3, 3, 4))):
                     node = self.rnd.choice(self.nodes)
-                    route = "direct" if node not in forwarding else "controller" if node == self.controller else (
-                        "forwarded")  # fmt: skip
+                    route = (
+                        "direct"
+                        if node not in forwarding
+                        else "controller"
+                        if node == self.controller
+                        else ("forwarded")
+                    )
                     totals[route] += 1
-            out.append(RouteSample(t=t, forwarded=totals["forwarded"], controller=totals["controller"],
-                                   direct=totals["direct"], nodes_forwarding=len(forwarding),
-                                   nodes=len(self.nodes)))  # fmt: skip
+            out.append(
+                RouteSample(
+                    t=t,
+                    forwarded=totals["forwarded"],
+                    controller=totals["controller"],
+                    direct=totals["direct"],
+                    nodes_forwarding=len(forwarding),
+                    nodes=len(self.nodes),
+                )
+            )
             t += 0.5
         return out
 
@@ -397,8 +503,9 @@ def test_a_failed_check_is_named_in_the_header_and_links_to_its_evidence():
     assert f'<a href="#check-{post}">post-flight</a>' in banner
     for k, c in bad:
         assert f'href="#check-{k}"' in page  # from the grid (and the header for the first six per check)
-        m = re.search(rf'<li class="failure" id="check-{k}" data-check="{c["name"]}">(.*?)</li>\s*(?:<li class|</ol>)',
-                      page, re.S)  # fmt: skip
+        m = re.search(
+            rf'<li class="failure" id="check-{k}" data-check="{c["name"]}">(.*?)</li>\s*(?:<li class|</ol>)', page, re.S
+        )
         assert m, k
         detail = m.group(1)
         assert TITLES[c["name"]] in detail and steps[c["step"]] in detail
@@ -496,8 +603,9 @@ def test_every_time_plot_shades_every_step_that_ran(make):
         assert {label(report.short_name(s)) for s in ran} <= labels, name
         assert all(b.yref == "paper" and b.xref == "x" for b in bands)
         # one time axis for every plot: same range, same margins, so the bands line up down the page
-        assert list(fig.layout.xaxis.range) == list(figs["latency"].layout.xaxis.range if figs["latency"] else
-                                                     fig.layout.xaxis.range)  # fmt: skip
+        assert list(fig.layout.xaxis.range) == list(
+            figs["latency"].layout.xaxis.range if figs["latency"] else fig.layout.xaxis.range
+        )
         assert fig.layout.margin.l == report.MARGIN["l"] and fig.layout.margin.r == report.MARGIN["r"]
     page = render_html(doc)
     present = re.findall(r'<div id="(fig-[^"]+)" class="plotly-graph-div"', page)
@@ -517,8 +625,14 @@ def test_the_figures_show_what_happened():
     timeline = figs["timeline"]
     assert timeline is not None
     names = {t.name for t in timeline.data}
-    assert {"drill", "drill fault", "controller moved", "controller epoch +1", "wait",
-            "a check failed after it"} <= names  # fmt: skip
+    assert {
+        "drill",
+        "drill fault",
+        "controller moved",
+        "controller epoch +1",
+        "wait",
+        "a check failed after it",
+    } <= names
     rows = list(timeline.layout.yaxis.categoryarray)
     assert rows[:2] == ["drill faults", "controller"] and len(rows) == 2 + len(doc["steps"])
     assert len(set(rows)) == len(rows)
@@ -555,8 +669,12 @@ def test_edge_cases_render_with_a_note_instead_of_a_figure():
 def test_thinning_keeps_the_slowest_and_every_failure():
     doc = passing()
     shift = 0.01
-    many = [cast(OpRecord, {**o, "seq": i, "started": o["started"] + (i % 7) * shift,
-                            "ended": o["ended"] + (i % 7) * shift}) for i, o in enumerate(doc["ops"] * 40)]  # fmt: skip
+    many = [
+        cast(
+            OpRecord, {**o, "seq": i, "started": o["started"] + (i % 7) * shift, "ended": o["ended"] + (i % 7) * shift}
+        )
+        for i, o in enumerate(doc["ops"] * 40)
+    ]
     doc["ops"] = many
     fig = report.figures(doc)["latency"]
     assert fig is not None
@@ -578,8 +696,12 @@ def test_short_names_and_buckets():
         return cast(StepRecord, {"name": name, "phase": phase, "kind": kind, "node": node})
 
     assert report.short_name(step("roll 1: restart node 2", "roll-1", "restart", 2)) == "r1 n2"
-    assert report.short_name(step("roll 2: restart node 3 with IBP 3.4-IV0 (the active controller, last)", "roll-2",
-                                  "restart", 3)) == "r2 n3 ctl"  # fmt: skip
+    assert (
+        report.short_name(
+            step("roll 2: restart node 3 with IBP 3.4-IV0 (the active controller, last)", "roll-2", "restart", 3)
+        )
+        == "r2 n3 ctl"
+    )
     assert report.short_name(step("drill pause-zookeeper", "roll-1", "drill", None)) == "pause-zookeeper"
     assert report.short_name(step("post-flight", "post-flight", "check", None)) == "post-flight"
     assert report.nice_bucket(0) == 1 and report.nice_bucket(59) == 1 and report.nice_bucket(300) == 5

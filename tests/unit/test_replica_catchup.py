@@ -14,10 +14,11 @@ def snapshot(
     isr: tuple[int, ...] = (1,), replicas: tuple[int, ...] = (1, 2), partitions: int = 1, removing: tuple[int, ...] = ()
 ) -> Any:
     parts = {
-        p: SimpleNamespace(partition=p, replicas=replicas, isr=isr, leader=1, leader_epoch=4, partition_epoch=7,
-                           removing=removing)
+        p: SimpleNamespace(
+            partition=p, replicas=replicas, isr=isr, leader=1, leader_epoch=4, partition_epoch=7, removing=removing
+        )
         for p in range(partitions)
-    }  # fmt: skip
+    }
     topic = SimpleNamespace(name="t", topic_id=TOPIC_ID, partitions=parts)
     return SimpleNamespace(topics={"t": topic}, brokers={1: object(), 2: object()}, controller_id=1)
 

@@ -25,15 +25,35 @@ SHIPPED = ("controller", "migrate", "zkmodel")
 
 #: kazoo's write calls: counted when made on something that is a ZooKeeper client or transaction.
 KAZOO_WRITES = {
-    "create", "create_async", "set", "set_async", "set_data", "delete", "delete_async", "ensure_path",
-    "ensure_path_async", "transaction", "commit", "commit_async", "set_acls", "set_acls_async", "_add",
-}  # fmt: skip
+    "create",
+    "create_async",
+    "set",
+    "set_async",
+    "set_data",
+    "delete",
+    "delete_async",
+    "ensure_path",
+    "ensure_path_async",
+    "transaction",
+    "commit",
+    "commit_async",
+    "set_acls",
+    "set_acls_async",
+    "_add",
+}
 KAZOO_RECEIVER = re.compile(r"(client|^zk$|^root$|^t$|txn|transaction)", re.IGNORECASE)  # incl. build_transaction
 #: ZkSession's write primitives (node-owned paths; unfenced), counted on a session-like receiver.
 SESSION_WRITES = {
-    "create_only", "set_if_version", "ensure_persistent", "multi", "delete", "create_sequential",
-    "set_unconditionally", "create_tree", "set_acls_pipelined",
-}  # fmt: skip
+    "create_only",
+    "set_if_version",
+    "ensure_persistent",
+    "multi",
+    "delete",
+    "create_sequential",
+    "set_unconditionally",
+    "create_tree",
+    "set_acls_pipelined",
+}
 SESSION_RECEIVER = re.compile(r"(session|^s$)", re.IGNORECASE)
 #: what builds a raw multi, wherever it is called
 RAW_MULTI = {"build_transaction", "build_multi", "multi_async"}

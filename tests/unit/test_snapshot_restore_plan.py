@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from migrate.snapshot.credentials import Redaction, is_password_config, redact
 from migrate.snapshot.files import Node
-from migrate.snapshot.restore import Outcome, Plan, RestoreInputError, plan, row_files, summary
+from migrate.snapshot.restore import Plan, RestoreInputError, plan, row_files
+from migrate.snapshot.restore_write import Outcome, summary
 from migrate.snapshot.rows import RowWriter
 from zkmodel.brokers import BrokerRegistration, EndPoint
 from zkmodel.topics import PartitionState, TopicAssignment
@@ -34,8 +35,20 @@ REASONS = {
 
 
 def node(path: str, data: bytes | None = None, *, owner: int = 0, acl: list[tuple[int, str, str]] = OPEN) -> Node:
-    return Node(path=path, data=data, acl=acl, czxid=1, mzxid=1, ctime=0, mtime=0, version=0, cversion=0,
-                aversion=0, ephemeral_owner=owner, pzxid=1)  # fmt: skip
+    return Node(
+        path=path,
+        data=data,
+        acl=acl,
+        czxid=1,
+        mzxid=1,
+        ctime=0,
+        mtime=0,
+        version=0,
+        cversion=0,
+        aversion=0,
+        ephemeral_owner=owner,
+        pzxid=1,
+    )
 
 
 def write_rows(path: Path, nodes: list[Node]) -> Path:
@@ -71,12 +84,19 @@ def test_pre_order_keeps_each_topic_subtree_contiguous_and_in_one_group(tmp_path
     # '-', '.' and '_'... sort around '/': a plain string sort puts /brokers/topics/t-x between /brokers/topics/t
     # and /brokers/topics/t/partitions; the rows come in a scrambled order on purpose
     nodes = [
-        node("/brokers"), node("/brokers/topics"), node("/brokers/ids"),
-        *topic("t-x", {0: (1,)}), *topic("t", {0: (1, 2), 1: (2, 1), 10: (1,)}), *topic("t.y", {0: (2,)}),
-        *topic("t0", {0: (1,)}), *topic("s", {0: (1,)}),
-        node("/config"), node("/config/topics"), node("/config/topics/t", b'{"version":1,"config":{}}'),
+        node("/brokers"),
+        node("/brokers/topics"),
+        node("/brokers/ids"),
+        *topic("t-x", {0: (1,)}),
+        *topic("t", {0: (1, 2), 1: (2, 1), 10: (1,)}),
+        *topic("t.y", {0: (2,)}),
+        *topic("t0", {0: (1,)}),
+        *topic("s", {0: (1,)}),
+        node("/config"),
+        node("/config/topics"),
+        node("/config/topics/t", b'{"version":1,"config":{}}'),
         node("/config/topics/t-x", b'{"version":1,"config":{}}'),
-    ]  # fmt: skip
+    ]
     nodes.reverse()
     p = plan([write_rows(tmp_path / f"rows{suffix}", nodes)])
     order = [path for path, _ in written(p)]
@@ -108,15 +128,24 @@ def test_pre_order_keeps_each_topic_subtree_contiguous_and_in_one_group(tmp_path
 
 def test_ancestors_missing_from_the_rows_are_added_with_null_data(tmp_path: Path) -> None:
     state = PartitionState(1, 1, 1, (1,)).encode()
-    rows = write_rows(tmp_path / "some.jsonl", [
-        node("/brokers/topics/a", TopicAssignment({0: (1,)}, topic_id=TOPIC_ID, version=3).encode()),
-        node("/brokers/topics/a/partitions/0/state", state),
-        node("/config/topics/a", b'{"version":1,"config":{}}'),
-    ])  # fmt: skip
+    rows = write_rows(
+        tmp_path / "some.jsonl",
+        [
+            node("/brokers/topics/a", TopicAssignment({0: (1,)}, topic_id=TOPIC_ID, version=3).encode()),
+            node("/brokers/topics/a/partitions/0/state", state),
+            node("/config/topics/a", b'{"version":1,"config":{}}'),
+        ],
+    )
     p = plan([rows])
     got = dict(written(p))
-    added = {"/brokers", "/brokers/topics", "/brokers/topics/a/partitions", "/brokers/topics/a/partitions/0",
-             "/config", "/config/topics"}  # fmt: skip
+    added = {
+        "/brokers",
+        "/brokers/topics",
+        "/brokers/topics/a/partitions",
+        "/brokers/topics/a/partitions/0",
+        "/config",
+        "/config/topics",
+    }
     assert set(got) == added | {"/brokers/topics/a", "/brokers/topics/a/partitions/0/state", "/config/topics/a"}
     assert all(got[path] is None for path in added)
     assert got["/brokers/topics/a/partitions/0/state"] == state
@@ -137,8 +166,14 @@ def test_ancestors_missing_from_the_rows_are_added_with_null_data(tmp_path: Path
 def test_rows_of_a_whole_zookeeper_skip_the_outside_the_root_and_the_ephemerals(tmp_path: Path) -> None:
     controller = b'{"version":1,"brokerid":2,"timestamp":"1"}'
     nodes = [
-        node("/"), node("/zookeeper"), node("/zookeeper/quota"), node("/other"), node("/other/brokers"),
-        node("/kafka"), node("/kafka/brokers"), node("/kafka/brokers/ids"),
+        node("/"),
+        node("/zookeeper"),
+        node("/zookeeper/quota"),
+        node("/other"),
+        node("/other/brokers"),
+        node("/kafka"),
+        node("/kafka/brokers"),
+        node("/kafka/brokers/ids"),
         node("/kafka/brokers/ids/1", registration("r1"), owner=SESSION),
         node("/kafka/brokers/ids/2", registration(None), owner=SESSION),
         node("/kafka/brokers/ids/3", b"{not json", owner=SESSION),
@@ -146,7 +181,7 @@ def test_rows_of_a_whole_zookeeper_skip_the_outside_the_root_and_the_ephemerals(
         node("/kafka/brokers/topics"),
         *[node("/kafka" + n.path, n.data) for n in topic("t", {0: (1, 2), 1: (7, 1)})],
         node("/kafka/zookeeper"),  # Kafka's tree never has one; a /zookeeper under the source chroot is not copied
-    ]  # fmt: skip
+    ]
     p = plan([write_rows(tmp_path / "root.parquet", nodes)])
 
     assert p.source_chroot == "/kafka"  # found from /kafka/brokers/ids and /kafka/brokers/topics
@@ -157,10 +192,17 @@ def test_rows_of_a_whole_zookeeper_skip_the_outside_the_root_and_the_ephemerals(
         REASONS["zookeeper"]: 1,
     }
     paths = [path for path, _ in written(p)]
-    assert paths == ["/brokers", "/brokers/ids", "/brokers/topics", "/brokers/topics/t",
-                     "/brokers/topics/t/partitions", "/brokers/topics/t/partitions/0",
-                     "/brokers/topics/t/partitions/0/state", "/brokers/topics/t/partitions/1",
-                     "/brokers/topics/t/partitions/1/state"]  # fmt: skip
+    assert paths == [
+        "/brokers",
+        "/brokers/ids",
+        "/brokers/topics",
+        "/brokers/topics/t",
+        "/brokers/topics/t/partitions",
+        "/brokers/topics/t/partitions/0",
+        "/brokers/topics/t/partitions/0/state",
+        "/brokers/topics/t/partitions/1",
+        "/brokers/topics/t/partitions/1/state",
+    ]
     assert [(r.broker_id, r.rack, r.endpoints) for r in p.registrations] == [
         (1, "r1", ("PLAINTEXT://h:9092",)),
         (2, None, ("PLAINTEXT://h:9092",)),
@@ -187,11 +229,20 @@ def test_rows_of_a_whole_zookeeper_skip_the_outside_the_root_and_the_ephemerals(
 
 
 def test_rows_from_a_root_holding_kafka_skip_zookeeper_and_the_root(tmp_path: Path) -> None:
-    rows = write_rows(tmp_path / "plain.jsonl", [
-        node("/"), node("/zookeeper"), node("/zookeeper/config", b"server.1=x"), node("/zookeeper/quota"),
-        node("/brokers"), node("/brokers/ids"), node("/brokers/topics"), node("/cluster"),
-        node("/cluster/id", b'{"version":"1","id":"x"}'),
-    ])  # fmt: skip
+    rows = write_rows(
+        tmp_path / "plain.jsonl",
+        [
+            node("/"),
+            node("/zookeeper"),
+            node("/zookeeper/config", b"server.1=x"),
+            node("/zookeeper/quota"),
+            node("/brokers"),
+            node("/brokers/ids"),
+            node("/brokers/topics"),
+            node("/cluster"),
+            node("/cluster/id", b'{"version":"1","id":"x"}'),
+        ],
+    )
     p = plan([rows])
     assert p.source_chroot == ""
     assert dict(p.skipped) == {REASONS["root"]: 1, REASONS["zookeeper"]: 3}
@@ -270,12 +321,18 @@ def test_row_files_take_rows_files_and_directories_only(tmp_path: Path) -> None:
 @pytest.mark.parametrize("suffix", [".parquet", ".jsonl"])
 def test_acls_keep_collects_only_the_znodes_whose_acl_is_not_open(tmp_path: Path, suffix: str) -> None:
     read_only = [(1, "world", "anyone")]
-    rows = write_rows(tmp_path / f"acl{suffix}", [
-        node("/brokers"), node("/brokers/topics"),
-        node("/brokers/topics/t", b"{}", acl=LOCKED), node("/brokers/topics/t/partitions"),
-        node("/config", acl=read_only), node("/config/users"),
-        node("/brokers/ids/1", b"{}", owner=SESSION, acl=LOCKED),  # not written: its ACL is not either
-    ])  # fmt: skip
+    rows = write_rows(
+        tmp_path / f"acl{suffix}",
+        [
+            node("/brokers"),
+            node("/brokers/topics"),
+            node("/brokers/topics/t", b"{}", acl=LOCKED),
+            node("/brokers/topics/t/partitions"),
+            node("/config", acl=read_only),
+            node("/config/users"),
+            node("/brokers/ids/1", b"{}", owner=SESSION, acl=LOCKED),  # not written: its ACL is not either
+        ],
+    )
     kept = plan([rows], acls="keep")
     assert kept.acls == [("/brokers/topics/t", tuple(LOCKED)), ("/config", tuple(read_only))]
     assert plan([rows], acls="open").acls == []  # the default writes none
@@ -285,20 +342,43 @@ def test_acls_keep_collects_only_the_znodes_whose_acl_is_not_open(tmp_path: Path
 
 SCRAM = "salt=c2FsdA==,stored_key=c3RvcmVk,server_key=c2VydmVy,iterations=4096"
 PASSWORD_CONFIGS = [  # Kafka 3.9's PASSWORD-typed broker configs (KafkaConfig, DynamicBrokerConfig)
-    "ssl.key.password", "ssl.keystore.password", "ssl.truststore.password", "ssl.keystore.key",
-    "ssl.keystore.certificate.chain", "ssl.truststore.certificates", "sasl.jaas.config", "password.encoder.secret",
-    "password.encoder.old.secret", "delegation.token.master.key", "delegation.token.secret.key",
-    "listener.name.external.ssl.keystore.password", "listener.name.x.scram-sha-256.sasl.jaas.config",
+    "ssl.key.password",
+    "ssl.keystore.password",
+    "ssl.truststore.password",
+    "ssl.keystore.key",
+    "ssl.keystore.certificate.chain",
+    "ssl.truststore.certificates",
+    "sasl.jaas.config",
+    "password.encoder.secret",
+    "password.encoder.old.secret",
+    "delegation.token.master.key",
+    "delegation.token.secret.key",
+    "listener.name.external.ssl.keystore.password",
+    "listener.name.x.scram-sha-256.sasl.jaas.config",
     "listener.name.internal.plain.sasl.jaas.config",
-]  # fmt: skip
+]
 NORMAL_CONFIGS = [
-    "log.retention.ms", "ssl.client.auth", "ssl.keystore.type", "ssl.keystore.location", "ssl.truststore.location",
-    "ssl.keymanager.algorithm", "ssl.endpoint.identification.algorithm", "ssl.secure.random.implementation",
-    "ssl.principal.mapping.rules", "sasl.enabled.mechanisms", "listener.name.x.sasl.enabled.mechanisms",
-    "password.encoder.key.length", "password.encoder.keyfactory.algorithm", "password.encoder.cipher.algorithm",
-    "password.encoder.iterations", "delegation.token.expiry.time.ms", "sasl.kerberos.service.name",
-    "max.connections", "leader.replication.throttled.rate", "listener.name.x.ssl.client.auth",
-]  # fmt: skip
+    "log.retention.ms",
+    "ssl.client.auth",
+    "ssl.keystore.type",
+    "ssl.keystore.location",
+    "ssl.truststore.location",
+    "ssl.keymanager.algorithm",
+    "ssl.endpoint.identification.algorithm",
+    "ssl.secure.random.implementation",
+    "ssl.principal.mapping.rules",
+    "sasl.enabled.mechanisms",
+    "listener.name.x.sasl.enabled.mechanisms",
+    "password.encoder.key.length",
+    "password.encoder.keyfactory.algorithm",
+    "password.encoder.cipher.algorithm",
+    "password.encoder.iterations",
+    "delegation.token.expiry.time.ms",
+    "sasl.kerberos.service.name",
+    "max.connections",
+    "leader.replication.throttled.rate",
+    "listener.name.x.ssl.client.auth",
+]
 
 
 @pytest.mark.parametrize("key", PASSWORD_CONFIGS)
@@ -336,10 +416,15 @@ def test_redact_drops_tokens_and_password_configs_but_not_the_others() -> None:
     tally = Redaction()
     assert redact("/delegation_token/tokens/tok-1", b'{"owner":"User:x","hmac":"secret"}', tally) == (False, None)
     assert redact("/delegation_token/tokens", None, tally) == (True, None)  # the parent stays
-    data = entity({
-        "ssl.keystore.password": "enc", "listener.name.x.scram-sha-256.sasl.jaas.config": "enc",
-        "password.encoder.secret": "s", "log.retention.ms": "1000", "ssl.client.auth": "required",
-    })  # fmt: skip
+    data = entity(
+        {
+            "ssl.keystore.password": "enc",
+            "listener.name.x.scram-sha-256.sasl.jaas.config": "enc",
+            "password.encoder.secret": "s",
+            "log.retention.ms": "1000",
+            "ssl.client.auth": "required",
+        }
+    )
     keep, out = redact("/config/brokers/<default>", data, tally)
     assert keep and out is not None
     assert orjson.loads(out)["config"] == {"log.retention.ms": "1000", "ssl.client.auth": "required"}
@@ -362,12 +447,19 @@ def test_the_plan_redacts_unless_told_to_keep_credentials(tmp_path: Path) -> Non
     user = entity({"SCRAM-SHA-256": SCRAM, "producer_byte_rate": "1024"})
     broker = entity({"ssl.keystore.password": "enc", "log.retention.ms": "1"})
     nodes = [
-        node("/kafka"), node("/kafka/brokers"), node("/kafka/brokers/topics"), node("/kafka/config"),
-        node("/kafka/config/users"), node("/kafka/config/users/alice", user),
-        node("/kafka/config/users/mallory", b"{garbled"), node("/kafka/config/brokers"),
-        node("/kafka/config/brokers/<default>", broker), node("/kafka/delegation_token"),
-        node("/kafka/delegation_token/tokens"), node("/kafka/delegation_token/tokens/t1", b"{}"),
-    ]  # fmt: skip
+        node("/kafka"),
+        node("/kafka/brokers"),
+        node("/kafka/brokers/topics"),
+        node("/kafka/config"),
+        node("/kafka/config/users"),
+        node("/kafka/config/users/alice", user),
+        node("/kafka/config/users/mallory", b"{garbled"),
+        node("/kafka/config/brokers"),
+        node("/kafka/config/brokers/<default>", broker),
+        node("/kafka/delegation_token"),
+        node("/kafka/delegation_token/tokens"),
+        node("/kafka/delegation_token/tokens/t1", b"{}"),
+    ]
     rows = write_rows(tmp_path / "creds.parquet", nodes)
     p = plan([rows])
     got = dict(written(p))
@@ -388,9 +480,12 @@ KNOWN_KEYS = st.sampled_from([*PASSWORD_CONFIGS, *NORMAL_CONFIGS, "SCRAM-SHA-256
 CONFIG_KEYS = st.one_of(
     KNOWN_KEYS,
     st.text(max_size=30),
-    st.builds(lambda listener, key: f"listener.name.{listener}.{key}", st.from_regex(r"[a-z_]{1,8}", fullmatch=True),
-              KNOWN_KEYS),
-)  # fmt: skip
+    st.builds(
+        lambda listener, key: f"listener.name.{listener}.{key}",
+        st.from_regex(r"[a-z_]{1,8}", fullmatch=True),
+        KNOWN_KEYS,
+    ),
+)
 CONFIGS = st.dictionaries(CONFIG_KEYS, st.one_of(st.text(max_size=20), st.integers(-(2**63), 2**63 - 1)), max_size=12)
 
 

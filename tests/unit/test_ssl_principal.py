@@ -34,12 +34,19 @@ def test_valid_rules(rules: str) -> None:
 @pytest.mark.parametrize(
     "rules",
     [
-        "default", "DEFAUL", "DEFAULT/L", "DEFAULT/U", "RULE:CN=(.*?),OU=ServiceUsers.*/$1",
-        "rule:^CN=(.*?),OU=ServiceUsers.*$/$1/", "RULE:^CN=(.*?),OU=ServiceUsers.*$/$1/L/U",
-        "RULE:^CN=(.*?),OU=ServiceUsers.*$/L", "RULE:^CN=(.*?),OU=ServiceUsers.*$/U",
-        "RULE:^CN=(.*?),OU=ServiceUsers.*$/LU", "RULE:^CN=(unclosed/$1/",
+        "default",
+        "DEFAUL",
+        "DEFAULT/L",
+        "DEFAULT/U",
+        "RULE:CN=(.*?),OU=ServiceUsers.*/$1",
+        "rule:^CN=(.*?),OU=ServiceUsers.*$/$1/",
+        "RULE:^CN=(.*?),OU=ServiceUsers.*$/$1/L/U",
+        "RULE:^CN=(.*?),OU=ServiceUsers.*$/L",
+        "RULE:^CN=(.*?),OU=ServiceUsers.*$/U",
+        "RULE:^CN=(.*?),OU=ServiceUsers.*$/LU",
+        "RULE:^CN=(unclosed/$1/",
     ],
-)  # fmt: skip
+)
 def test_invalid_rules(rules: str) -> None:
     with pytest.raises(InvalidRule):
         SslPrincipalMapper.from_rules(rules)
@@ -109,9 +116,15 @@ def _cert(subject: x509.Name) -> bytes:
     key = ec.generate_private_key(ec.SECP256R1())
     now = dt.datetime.now(dt.UTC)
     cert = (
-        x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
-        .serial_number(1).not_valid_before(now).not_valid_after(now + dt.timedelta(days=1)).sign(key, hashes.SHA256())
-    )  # fmt: skip
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(1)
+        .not_valid_before(now)
+        .not_valid_after(now + dt.timedelta(days=1))
+        .sign(key, hashes.SHA256())
+    )
     from cryptography.hazmat.primitives.serialization import Encoding
 
     return cert.public_bytes(Encoding.DER)

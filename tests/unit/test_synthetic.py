@@ -83,10 +83,15 @@ def test_placement_without_skew_is_rack_aware_and_nearly_balanced_and_skew_unbal
 
 @pytest.mark.parametrize(
     ("defect", "kind"),
-    [("topic_v1", "topic_znode_v1"), ("no_topic_id", "no_topic_id"), ("malformed_znode", "malformed"),
-     ("unregistered_broker_replica", "unregistered_broker"), ("pending_legacy_reassignment", "pending_reassignment"),
-     ("delete_marker", "delete_marker")],
-)  # fmt: skip
+    [
+        ("topic_v1", "topic_znode_v1"),
+        ("no_topic_id", "no_topic_id"),
+        ("malformed_znode", "malformed"),
+        ("unregistered_broker_replica", "unregistered_broker"),
+        ("pending_legacy_reassignment", "pending_reassignment"),
+        ("delete_marker", "delete_marker"),
+    ],
+)
 def test_a_seeded_defect_is_found_by_snapshot_check_and_only_then(defect: str, kind: str) -> None:
     seeded = check_rows(rows(ClusterSpec(topics=20, defects=frozenset({defect}), seed=2)))
     assert kind in {f.kind for f in seeded}
@@ -116,8 +121,13 @@ def test_the_partition_state_defects_are_in_the_znodes() -> None:
 
 
 def synth(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "controller.cli", "pipeline", "synth", *args],
-                          capture_output=True, text=True, timeout=120, cwd=ROOT)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "controller.cli", "pipeline", "synth", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
 
 
 def test_the_command_writes_one_file_per_cluster(tmp_path: Path) -> None:

@@ -32,17 +32,41 @@ def test_definitions() -> None:
     [
         ({"x": "1"}, "Unknown topic config name: x"),
         ({"retention.ms": "abc"}, "Invalid value abc for configuration retention.ms: Not a number of type LONG"),
-        ({"segment.bytes": "9999999999"}, "Invalid value 9999999999 for configuration segment.bytes: Not a number of type INT"),
-        ({"cleanup.policy": "x"}, "Invalid value x for configuration cleanup.policy: String must be one of: compact, delete"),
+        (
+            {"segment.bytes": "9999999999"},
+            "Invalid value 9999999999 for configuration segment.bytes: Not a number of type INT",
+        ),
+        (
+            {"cleanup.policy": "x"},
+            "Invalid value x for configuration cleanup.policy: String must be one of: compact, delete",
+        ),
         ({"retention.ms": "-5"}, "Invalid value -5 for configuration retention.ms: Value must be at least -1"),
-        ({"min.cleanable.dirty.ratio": "2"}, "Invalid value 2.0 for configuration min.cleanable.dirty.ratio: Value must be no more than 1"),
-        ({"preallocate": "yes"}, "Invalid value yes for configuration preallocate: Expected value to be either true or false"),
-        ({"compression.type": "brotli"}, "Invalid value brotli for configuration compression.type: String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer"),
-        ({"compression.gzip.level": "0"}, "Invalid value 0 for configuration compression.gzip.level: Value must be between 1 and 9 or equal to -1"),
-        ({"message.format.version": "9.9"}, "Invalid value 9.9 for configuration message.format.version: Version 9.9 is not a valid version"),
-        ({"leader.replication.throttled.replicas": "a"}, "Invalid value [a] for configuration leader.replication.throttled.replicas: leader.replication.throttled.replicas must be the literal '*' or a list of replicas in the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],..."),
+        (
+            {"min.cleanable.dirty.ratio": "2"},
+            "Invalid value 2.0 for configuration min.cleanable.dirty.ratio: Value must be no more than 1",
+        ),
+        (
+            {"preallocate": "yes"},
+            "Invalid value yes for configuration preallocate: Expected value to be either true or false",
+        ),
+        (
+            {"compression.type": "brotli"},
+            "Invalid value brotli for configuration compression.type: String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer",
+        ),
+        (
+            {"compression.gzip.level": "0"},
+            "Invalid value 0 for configuration compression.gzip.level: Value must be between 1 and 9 or equal to -1",
+        ),
+        (
+            {"message.format.version": "9.9"},
+            "Invalid value 9.9 for configuration message.format.version: Version 9.9 is not a valid version",
+        ),
+        (
+            {"leader.replication.throttled.replicas": "a"},
+            "Invalid value [a] for configuration leader.replication.throttled.replicas: leader.replication.throttled.replicas must be the literal '*' or a list of replicas in the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],...",
+        ),
     ],
-)  # fmt: skip
+)
 def test_messages(configs: dict[str, str], message: str) -> None:
     with pytest.raises(ValueError, match=None) as info:
         validate_topic_configs(configs)
@@ -64,10 +88,17 @@ def test_kinds_and_cross_checks() -> None:
 
 def test_valid_values_and_normalisation() -> None:
     validate_topic_configs(
-        {"retention.ms": " 1000 ", "cleanup.policy": "compact, delete", "preallocate": "TRUE",
-         "leader.replication.throttled.replicas": "0:1,1:2", "follower.replication.throttled.replicas": "*",
-         "message.format.version": "2.8", "compression.zstd.level": "-5", "min.cleanable.dirty.ratio": "0.25"}
-    )  # fmt: skip
+        {
+            "retention.ms": " 1000 ",
+            "cleanup.policy": "compact, delete",
+            "preallocate": "TRUE",
+            "leader.replication.throttled.replicas": "0:1,1:2",
+            "follower.replication.throttled.replicas": "*",
+            "message.format.version": "2.8",
+            "compression.zstd.level": "-5",
+            "min.cleanable.dirty.ratio": "0.25",
+        }
+    )
     assert TOPIC_CONFIGS["retention.ms"].normalize(" 1000 ") == "1000"
     assert TOPIC_CONFIGS["cleanup.policy"].normalize("compact , delete") == "compact,delete"
     assert TOPIC_CONFIGS["preallocate"].normalize("TRUE") == "true"

@@ -80,9 +80,12 @@ class StandIn:
         raise NotImplementedError
 
     def elect_leaders(
-        self, election_type: int, partitions: Collection[TopicPartition] | None = None, *,
+        self,
+        election_type: int,
+        partitions: Collection[TopicPartition] | None = None,
+        *,
         timeout: float = CALL_TIMEOUT_S,
-    ) -> dict[TopicPartition, Result]:  # fmt: skip
+    ) -> dict[TopicPartition, Result]:
         raise NotImplementedError
 
     def alter_partition_by_id(
@@ -113,17 +116,23 @@ def view(controller: ControllerApi | None, authz: Authz) -> NodeView:
 
 def create_frame(*names: str, correlation: int = 7) -> bytes:
     body = CreateTopicsRequest(
-        topics=tuple(CreatableTopic(name=TopicName(n), num_partitions=i32(1), replication_factor=i16(1), assignments=(),
-                                    configs=()) for n in names),
+        topics=tuple(
+            CreatableTopic(
+                name=TopicName(n), num_partitions=i32(1), replication_factor=i16(1), assignments=(), configs=()
+            )
+            for n in names
+        ),
         timeout=i32Timedelta.parse(timedelta(seconds=5)),
         validate_only=True,  # nothing to wait for in the metadata cache
-    )  # fmt: skip
+    )
     header_cls = CreateTopicsRequest.__header_schema__
     buf = io.BytesIO()
     entity_writer(header_cls)(
-        buf, header_cls(request_api_key=i16(19), request_api_version=i16(5), correlation_id=i32(correlation),
-                        client_id="cli"),
-    )  # fmt: skip
+        buf,
+        header_cls(
+            request_api_key=i16(19), request_api_version=i16(5), correlation_id=i32(correlation), client_id="cli"
+        ),
+    )
     entity_writer(CreateTopicsRequest)(buf, body)
     return buf.getvalue()
 
@@ -139,9 +148,13 @@ def dispatch(controller: StandIn | None, frame: bytes, *, authz: Authz | None = 
     authz = authz or Authz(NoCreateOn())
     handlers = Apis(view(controller, authz)).handlers()
     d = Dispatcher(
-        handlers, SUPPORTED_HERE, is_active_controller=lambda: controller is not None and controller.is_active,
-        accept_envelopes=True, privileged_listener="INTERNAL", authz=authz,
-    )  # fmt: skip
+        handlers,
+        SUPPORTED_HERE,
+        is_active_controller=lambda: controller is not None and controller.is_active,
+        accept_envelopes=True,
+        privileged_listener="INTERNAL",
+        authz=authz,
+    )
     conn = Connection("INTERNAL", "10.0.0.2", 5555, principal=KafkaPrincipal("User", "broker"))
     return asyncio.run(d(parse_request(frame, SUPPORTED_HERE), frame, conn))
 
@@ -151,8 +164,11 @@ DUPLICATE = (E.INVALID_REQUEST.code, "Found multiple entries for this topic.")
 
 def test_a_name_given_twice_is_answered_by_the_handler_before_authorization_and_never_reaches_the_controller() -> None:
     controller = StandIn()
-    reply = dispatch(controller, create_frame("a", "dup", "secret", "dup", "secret2", "secret2"),
-                     authz=Authz(NoCreateOn("secret", "secret2")))  # fmt: skip
+    reply = dispatch(
+        controller,
+        create_frame("a", "dup", "secret", "dup", "secret2", "secret2"),
+        authz=Authz(NoCreateOn("secret", "secret2")),
+    )
     assert answers(reply) == [
         ("a", 0, None),
         ("dup", *DUPLICATE),
@@ -182,14 +198,22 @@ def test_a_forwardable_request_asks_whether_this_node_is_the_controller_once(act
 def test_an_envelope_asks_once_and_its_inner_request_follows_that_answer() -> None:
     controller = StandIn()
     inner = create_frame("a", correlation=41)
-    body = EnvelopeRequest(request_data=inner, request_principal=serialize(KafkaPrincipal("User", "alice")),
-                           client_host_address=b"\x7f\x00\x00\x01")  # fmt: skip
+    body = EnvelopeRequest(
+        request_data=inner,
+        request_principal=serialize(KafkaPrincipal("User", "alice")),
+        client_host_address=b"\x7f\x00\x00\x01",
+    )
     buf = io.BytesIO()
     header_cls = EnvelopeRequest.__header_schema__
     entity_writer(header_cls)(
-        buf, header_cls(request_api_key=i16(envelope.API_KEY), request_api_version=i16(0), correlation_id=i32(99),
-                        client_id="broker"),
-    )  # fmt: skip
+        buf,
+        header_cls(
+            request_api_key=i16(envelope.API_KEY),
+            request_api_version=i16(0),
+            correlation_id=i32(99),
+            client_id="broker",
+        ),
+    )
     entity_writer(EnvelopeRequest)(buf, body)
     reply = dispatch(controller, buf.getvalue())
     assert reply is not None

@@ -1,4 +1,4 @@
-"""What a client is told when ZooKeeper fails under its admin request (issue 15), and the pieces that decide it.
+"""What a client is told when ZooKeeper fails under its admin request, and the pieces that decide it.
 
 - ZooKeeper away, slow, or the session gone: REQUEST_TIMED_OUT (retriable; the write is in doubt, KIP-4), never
   UNKNOWN_SERVER_ERROR, which clients do not retry.
@@ -55,10 +55,17 @@ from zkmodel.ibp import parse_ibp
 from zkmodel.kafka_acls import AclEntry, AclOperation, PatternType, PermissionType, ResourcePattern, ResourceType
 
 AWAY = [
-    ConnectionLoss(), OperationTimeoutError(), SessionExpiredError(), SessionMovedError(), ConnectionClosedError(),
-    KazooTimeoutError(), ZkTimeout("get /x: no answer"), ZkUnavailable("get /x: unavailable for 1.3s"),
-    ZkReadTimeout("multiRead: 12 of 40 unanswered"), SessionLost("get /x: SessionExpiredError()"),
-]  # fmt: skip
+    ConnectionLoss(),
+    OperationTimeoutError(),
+    SessionExpiredError(),
+    SessionMovedError(),
+    ConnectionClosedError(),
+    KazooTimeoutError(),
+    ZkTimeout("get /x: no answer"),
+    ZkUnavailable("get /x: unavailable for 1.3s"),
+    ZkReadTimeout("multiRead: 12 of 40 unanswered"),
+    SessionLost("get /x: SessionExpiredError()"),
+]
 
 
 @pytest.mark.parametrize("exc", AWAY, ids=lambda e: type(e).__name__)
@@ -76,8 +83,9 @@ def test_zookeeper_away_or_the_session_lost_is_a_retriable_timeout(exc: Exceptio
 def test_a_fenced_write_is_not_controller_and_other_zookeeper_errors_stay_server_errors() -> None:
     fenced = store_failure(AdminWriteFenced("set /config/topics/t: another controller was elected"), "x")
     assert (fenced.error, fenced.message) == (
-        E.NOT_CONTROLLER, "Not written: set /config/topics/t: another controller was elected"
-    )  # fmt: skip
+        E.NOT_CONTROLLER,
+        "Not written: set /config/topics/t: another controller was elected",
+    )
     assert E.NOT_CONTROLLER.retriable
     locked = store_failure(NoAuthError(), "the configs of topic t")
     assert locked.error is E.UNKNOWN_SERVER_ERROR and "(NoAuth)" in (locked.message or "")
@@ -262,8 +270,17 @@ def test_controlled_shutdown_does_not_ask_itself_when_its_controller_is_not_acti
         return E.NONE, []
 
     def shutdown(active: bool) -> ControlledShutdown:
-        return ControlledShutdown(1, lambda: 7, cast(Any, cache), "PLAINTEXT", None, max_retries=2, retry_backoff_ms=0,
-                                  local=local, local_active=lambda: active)  # fmt: skip
+        return ControlledShutdown(
+            1,
+            lambda: 7,
+            cast(Any, cache),
+            "PLAINTEXT",
+            None,
+            max_retries=2,
+            retry_backoff_ms=0,
+            local=local,
+            local_active=lambda: active,
+        )
 
     assert shutdown(active=False).run() == [] and asked == []  # a stale /controller naming itself: no one to ask
     assert shutdown(active=True).run() == [] and asked == [1]

@@ -38,12 +38,18 @@ def test_an_enabled_file_gives_kazoo_files_that_exist(tmp_path: Path) -> None:
     ("text", "words"),
     [
         (None, "No such file or directory"),
-        ("zookeeper.ssl.client.enable=true\nzookeeper.ssl.truststore.type=PEM\n"
-         "zookeeper.ssl.truststore.location=/nowhere.pem\n", "zookeeper.ssl.truststore.location"),
-        ("zookeeper.ssl.client.enable=true\nzookeeper.ssl.truststore.type=JKS\n"
-         "zookeeper.ssl.truststore.location=/x.jks\n", "zookeeper.ssl.truststore"),
+        (
+            "zookeeper.ssl.client.enable=true\nzookeeper.ssl.truststore.type=PEM\n"
+            "zookeeper.ssl.truststore.location=/nowhere.pem\n",
+            "zookeeper.ssl.truststore.location",
+        ),
+        (
+            "zookeeper.ssl.client.enable=true\nzookeeper.ssl.truststore.type=JKS\n"
+            "zookeeper.ssl.truststore.location=/x.jks\n",
+            "zookeeper.ssl.truststore",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_file_it_cannot_use_is_named(tmp_path: Path, text: str | None, words: str) -> None:
     props = tmp_path / "zk.properties"
     if text is not None:

@@ -154,8 +154,12 @@ def topic_with_moves(draw: st.DrawFn) -> dict[str, Any]:
         removing["0"] = [99]
     elif flaw == "both":
         adding["0"] = removing["0"] = replicas["0"][:1]
-    return {"version": draw(st.sampled_from([2, 3])), "partitions": replicas, "adding_replicas": adding,
-            "removing_replicas": removing}  # fmt: skip
+    return {
+        "version": draw(st.sampled_from([2, 3])),
+        "partitions": replicas,
+        "adding_replicas": adding,
+        "removing_replicas": removing,
+    }
 
 
 @settings(max_examples=400, deadline=None, derandomize=True)

@@ -750,8 +750,8 @@ def test_bad_data_is_rejected_with_a_reason(path: str, data: bytes | None, needl
 
 # --- Regressions: zkmodel bugs these properties found ---------------------------------------------------------
 
-# Python refuses int() on strings of more than 4300 digits (sys.get_int_max_str_digits()); that ValueError
-# used to escape the decoders that called int() before bounding the length.
+# Python refuses int() on strings of more than 4300 digits (sys.get_int_max_str_digits()); the decoders
+# bound the length before int(), so that ValueError never escapes them.
 _LONG_DIGITS = "1" * 4301
 
 

@@ -1,5 +1,9 @@
 """The report's four plots on one time axis: the step timeline, client latency, client errors and forwarding
-share, each with the steps shaded as bands and the drills drawn as dashed lines."""
+share, each with the steps shaded as bands and the drills drawn as dashed lines.
+
+The module is long because the four plots are one figure set: they share the time span, the step bands, the
+drill marks and the layout, and a change to one axis is a change to all four.
+"""
 
 from __future__ import annotations
 
