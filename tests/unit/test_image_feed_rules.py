@@ -5,12 +5,12 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.broker.metadata_cache import _kind, _rearm_points
+from controller.broker.image_model import rearm_points, znode_kind
 
 
 def test_the_image_holds_topic_and_state_znodes_only() -> None:
-    assert _kind("/brokers/topics/orders") == ("orders", None)
-    assert _kind("/brokers/topics/orders/partitions/12/state") == ("orders", 12)
+    assert znode_kind("/brokers/topics/orders") == ("orders", None)
+    assert znode_kind("/brokers/topics/orders/partitions/12/state") == ("orders", 12)
     for other in (
         "/brokers/topics",
         "/brokers/topics/orders/partitions",
@@ -20,19 +20,19 @@ def test_the_image_holds_topic_and_state_znodes_only() -> None:
         "/admin/delete_topics/orders",
         "/brokers/ids/1",
     ):
-        assert _kind(other) is None, other
+        assert znode_kind(other) is None, other
 
 
 def test_watches_re_arm_at_the_end_of_each_run_of_consecutive_zxids() -> None:
-    assert _rearm_points([]) == {}
-    assert _rearm_points([7, 5, 6, 9, 10, 20]) == {5: 7, 6: 7, 7: 7, 9: 10, 10: 10, 20: 20}
+    assert rearm_points([]) == {}
+    assert rearm_points([7, 5, 6, 9, 10, 20]) == {5: 7, 6: 7, 7: 7, 9: 10, 10: 10, 20: 20}
     epoch = 3 << 32  # a new epoch's first transaction is not the previous epoch's last + 1
-    assert _rearm_points([epoch - 1, epoch + 1]) == {epoch - 1: epoch - 1, epoch + 1: epoch + 1}
+    assert rearm_points([epoch - 1, epoch + 1]) == {epoch - 1: epoch - 1, epoch + 1: epoch + 1}
 
 
 @given(st.sets(st.integers(min_value=1, max_value=200), max_size=60))
 def test_no_other_transaction_lies_between_a_write_and_its_re_arm_point(zxids: set[int]) -> None:
-    points = _rearm_points(zxids)
+    points = rearm_points(zxids)
     assert points.keys() == zxids
     for zxid, point in points.items():
         assert point >= zxid
