@@ -24,7 +24,22 @@ from controller.wire.handlers.base import (
 from controller.wire.server import Connection
 from zkmodel import errorcodes as E
 from zkmodel import topic_names
+from zkmodel.errorcodes import KafkaError
 from zkmodel.kafka_acls import AclOperation, ResourceType
+
+
+def _topic_error(topic_cls: Any, error: KafkaError, name: str | None, topic_id: Any) -> Any:
+    """A MetadataResponseTopic that carries only its error, as Kafka's MetadataResponse answers a topic it does not
+    describe: not internal, no partitions, authorized operations omitted."""
+    return build(
+        topic_cls,
+        error_code=code(error),
+        name=name,
+        topic_id=topic_id,
+        is_internal=False,
+        partitions=(),
+        topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
+    )
 
 
 class MetadataApis(HandlerBase):
@@ -113,18 +128,7 @@ class MetadataApis(HandlerBase):
         InvalidRequestException): INVALID_REQUEST on every requested topic, a null name answered as "" (the
         response has no null name before v12), as MetadataRequest.getErrorResponse builds it."""
         topic_cls = entity(req, "MetadataResponseTopic")
-        topics = tuple(
-            build(
-                topic_cls,
-                error_code=code(E.INVALID_REQUEST),
-                name=t.name or "",
-                topic_id=t.topic_id,
-                is_internal=False,
-                partitions=(),
-                topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
-            )
-            for t in requested
-        )
+        topics = tuple(_topic_error(topic_cls, E.INVALID_REQUEST, t.name or "", t.topic_id) for t in requested)
         return build(
             req.schema.MetadataResponse,
             throttle_time=ZERO,
@@ -159,17 +163,7 @@ class MetadataApis(HandlerBase):
             if topic_name is not None and not authz.topic(conn, AclOperation.DESCRIBE, topic_name):
                 if requested is None:
                     continue  # all topics: the ones the client may not describe are left out
-                topics.append(
-                    build(
-                        topic_cls,
-                        error_code=code(E.TOPIC_AUTHORIZATION_FAILED),
-                        name=name,
-                        topic_id=topic_id or NULL_UUID,
-                        is_internal=False,
-                        partitions=(),
-                        topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
-                    )
-                )
+                topics.append(_topic_error(topic_cls, E.TOPIC_AUTHORIZATION_FAILED, name, topic_id or NULL_UUID))
                 continue
             if topic is None:
                 error = E.UNKNOWN_TOPIC_OR_PARTITION
@@ -177,17 +171,7 @@ class MetadataApis(HandlerBase):
                     error = E.INVALID_TOPIC_EXCEPTION
                 elif name is None:
                     error = E.UNKNOWN_TOPIC_ID
-                topics.append(
-                    build(
-                        topic_cls,
-                        error_code=code(error),
-                        name=name,
-                        topic_id=topic_id or NULL_UUID,
-                        is_internal=False,
-                        partitions=(),
-                        topic_authorized_operations=AUTHORIZED_OPERATIONS_OMITTED,
-                    )
-                )
+                topics.append(_topic_error(topic_cls, error, name, topic_id or NULL_UUID))
                 continue
             partitions = []
             for p, part in sorted(topic.partitions.items()):
