@@ -3,7 +3,7 @@ plain values those calls take and give back.
 
 This is the one module of ``controller.active`` that ``controller.wire`` may import (an import-linter contract
 in ``pyproject.toml``): the handlers program against the Protocol, the node hands them the concrete
-:class:`controller.active.loop.Controller`, and mypy checks there that it satisfies it. So this module imports
+:class:`controller.active.controller.Controller`, and mypy checks there that it satisfies it. So this module imports
 nothing of ``controller.active`` (nor of ZooKeeper): only ``zkmodel``'s values.
 """
 
