@@ -15,7 +15,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TypeVar
 
 from controller.active.active_state import Active
-from controller.active.api import CALL_TIMEOUT_S, IsrResult, IsrUpdate, NewTopic, Result
+from controller.active.api import CALL_TIMEOUT_S, IsrResult, IsrUpdate, NewTopic, Result, WriteResult
 from controller.active.context import ControllerContext
 from controller.active.processor import ControllerProcessor
 from controller.active.topics import (
@@ -25,6 +25,7 @@ from controller.active.topics import (
     plan_new_partitions,
     plan_topic,
     request_deletion,
+    written,
 )
 from zkmodel import errorcodes as E
 from zkmodel.admin import TopicPartition
@@ -54,23 +55,23 @@ class Controller(ControllerProcessor):
 
     def create_topics(
         self, topics: Sequence[NewTopic], *, validate_only: bool = False, timeout: float = CALL_TIMEOUT_S
-    ) -> dict[str, Result]:
+    ) -> dict[str, WriteResult]:
         """Names must be distinct: a name given twice is the CreateTopics handler's answer to make (INVALID_REQUEST,
         before authorization, as KafkaApis checks it), never the controller's."""
         repeated = sorted(n for n, k in Counter(t.name for t in topics).items() if k > 1)
         if repeated:
             raise ValueError(f"create_topics takes each topic once; given more than once: {repeated}")
 
-        def run(a: Active) -> dict[str, Result]:
-            out: dict[str, Result] = {}
+        def run(a: Active) -> dict[str, WriteResult]:
+            out: dict[str, WriteResult] = {}
             collisions = collision_index(a.ctx.topics)  # once per request, not a scan of every topic per topic
             planned: list[tuple[NewTopic, dict[int, tuple[int, ...]]]] = []
             for topic in topics:
                 try:
                     planned.append((topic, plan_topic(a.ctx, topic, collisions)))
-                    out[topic.name] = (E.NONE, None)
+                    out[topic.name] = WriteResult(E.NONE)
                 except KafkaApiError as exc:
-                    out[topic.name] = (exc.error, exc.message)
+                    out[topic.name] = WriteResult(exc.error, exc.message)
                     continue
                 if has_collision_chars(topic.name):  # a later topic of this request collides with this one
                     collisions.setdefault(unify_collision_chars(topic.name), []).append(topic.name)
@@ -103,17 +104,19 @@ class Controller(ControllerProcessor):
         *,
         validate_only: bool = False,
         timeout: float = CALL_TIMEOUT_S,
-    ) -> dict[str, Result]:
-        def run(a: Active) -> dict[str, Result]:
-            out: dict[str, Result] = {}
+    ) -> dict[str, WriteResult]:
+        def run(a: Active) -> dict[str, WriteResult]:
+            out: dict[str, WriteResult] = {}
             for name, (count, assignment) in requests.items():
                 try:
                     added = plan_new_partitions(a.ctx, name, count, assignment)
-                    if not validate_only:
-                        add_partitions(a.ctx, a.writer, name, added, uses_topic_ids=self.uses_topic_ids)
-                    out[name] = (E.NONE, None)
+                    if validate_only:
+                        out[name] = WriteResult(E.NONE)
+                        continue
+                    add_partitions(a.ctx, a.writer, name, added, uses_topic_ids=self.uses_topic_ids)
+                    out[name] = WriteResult(E.NONE, None, written(a.ctx.topics[name].topic_id, added))
                 except KafkaApiError as exc:
-                    out[name] = (exc.error, exc.message)
+                    out[name] = WriteResult(exc.error, exc.message)
             return out
 
         return self.call("CreatePartitions", run, timeout)
