@@ -50,8 +50,8 @@ Standby = Callable[[float], MetadataSnapshot | None]
 
 
 class ControllerProcessor(WatchHandlers):
-    """Election, resignation, failover and the dispatch of every event; :class:`controller.active.controller.
-    Controller` adds the public API on top."""
+    """Election, resignation, failover and the dispatch of every event; :class:`.controller.Controller` adds
+    the public API on top."""
 
     def __init__(
         self,

@@ -86,8 +86,8 @@ class FencedWriter:
         self.writes = 0
         self.multis = 0
         # Multis sent, each attempt counted: one sent and never answered (``multis`` counts the answered) may have
-        # been applied. The controller loop compares these around an API call to tell a call that certainly wrote
-        # nothing (NOT_CONTROLLER: "send it again") from one in doubt (REQUEST_TIMED_OUT).
+        # been applied. The controller's processor compares these around an API call to tell a call that certainly
+        # wrote nothing (NOT_CONTROLLER: "send it again") from one in doubt (REQUEST_TIMED_OUT).
         self.sent = 0
 
     def suspend(self) -> None:
