@@ -21,7 +21,7 @@ from controller.wire.health import DISCONNECTED_SECONDS, SESSION_TIMEOUT_SECONDS
 from zkmodel import errorcodes as E
 
 if TYPE_CHECKING:
-    from controller.active.loop import Controller
+    from controller.active.controller import Controller
     from controller.broker.replicas import CatchUpStatus
     from controller.wire.server import Connection
 

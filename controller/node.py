@@ -13,7 +13,7 @@ import time
 
 from tenacity import Retrying, retry_if_exception, stop_after_delay, stop_when_event_set, wait_exponential
 
-from controller.active.loop import Controller
+from controller.active.controller import Controller
 from controller.broker.controlled_shutdown import ControlledShutdown
 from controller.broker.forwarding import ForwardingManager
 from controller.broker.metadata_cache import MetadataCache

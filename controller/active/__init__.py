@@ -1,6 +1,8 @@
 """What runs only on the elected controller.
 
-The event loop (:mod:`.loop`, Kafka's single controller thread, one status line per step), its events,
+The controller the node constructs (:mod:`.controller`), its event manager (:mod:`.event_manager`, Kafka's
+single controller thread, one status line per step), its processor (:mod:`.processor`) and watch handlers
+(:mod:`.watch_handlers`), its events,
 the controller election (:mod:`.controller_election`: create ``/controller``, bump ``/controller_epoch``),
 the failover load, the in-memory context, topic creation and deletion, KIP-455 reassignment, leadership
 and ISR changes, Kafka's partition leader election algorithms (:mod:`.leader_election`), partition state

@@ -3,7 +3,7 @@ plain values those calls take and give back.
 
 This is the one module of ``controller.active`` that ``controller.wire`` may import (an import-linter contract
 in ``pyproject.toml``): the handlers program against the Protocol, the node hands them the concrete
-:class:`controller.active.loop.Controller`, and mypy checks there that it satisfies it. So this module imports
+:class:`controller.active.controller.Controller`, and mypy checks there that it satisfies it. So this module imports
 nothing of ``controller.active`` (nor of ZooKeeper): only ``zkmodel``'s values.
 """
 
@@ -23,6 +23,40 @@ CALL_TIMEOUT_S = 30.0
 
 #: An API outcome: Kafka's error code and message (message None on success).
 Result = tuple[KafkaError, str | None]
+
+
+@dataclass(frozen=True)
+class Written:
+    """What the controller wrote for one topic of a CreateTopics or CreatePartitions: its id (None below IBP
+    2.8-IV0, Kafka's topic ids) and the replicas of each partition it assigned (CreateTopics: every partition;
+    CreatePartitions: the new ones)."""
+
+    topic_id: str | None
+    assignment: Mapping[int, tuple[int, ...]]
+
+    @property
+    def num_partitions(self) -> int:
+        return len(self.assignment)
+
+    @property
+    def replication_factor(self) -> int:
+        """The first partition's replica count (Kafka's CreateTopics answer: every partition has as many)."""
+        return len(next(iter(self.assignment.values()))) if self.assignment else -1
+
+
+class WriteResult(tuple[KafkaError, str | None]):
+    """A :data:`Result` (equal to, indexed and unpacked as its ``(error, message)``) that also says, on success,
+    what was written (``written``; None for a failure or a ``validate_only`` request). A subtype of Result rather
+    than a record of its own, so a caller that needs only the outcome reads it as one, and the Protocol's two
+    writing calls return ``Mapping[str, Result]``: an implementation that answers plain Results (a stand-in, a
+    validation) still satisfies it, and the handler asks ``isinstance(result, WriteResult)`` for what was written."""
+
+    written: Written | None
+
+    def __new__(cls, error: KafkaError, message: str | None = None, written: Written | None = None) -> WriteResult:
+        result = super().__new__(cls, (error, message))
+        result.written = written
+        return result
 
 
 @dataclass(frozen=True)
@@ -68,8 +102,9 @@ class ControllerApi(Protocol):
 
     def create_topics(
         self, topics: Sequence[NewTopic], *, validate_only: bool = False, timeout: float = CALL_TIMEOUT_S
-    ) -> dict[str, Result]:
-        """Create topics whose names are distinct (the CreateTopics handler answers a name given twice)."""
+    ) -> Mapping[str, Result]:
+        """Create topics whose names are distinct (the CreateTopics handler answers a name given twice). A topic
+        created is answered with a :class:`WriteResult` saying what was written (its id and assignment)."""
         ...
 
     def delete_topics(self, names: Sequence[str], *, timeout: float = CALL_TIMEOUT_S) -> dict[str, Result]: ...
@@ -80,7 +115,10 @@ class ControllerApi(Protocol):
         *,
         validate_only: bool = False,
         timeout: float = CALL_TIMEOUT_S,
-    ) -> dict[str, Result]: ...
+    ) -> Mapping[str, Result]:
+        """Add partitions; a topic grown is answered with a :class:`WriteResult` holding the new partitions'
+        assignment."""
+        ...
 
     def alter_partition_reassignments(
         self, requests: Mapping[TopicPartition, Sequence[int] | None], *, timeout: float = CALL_TIMEOUT_S

@@ -10,7 +10,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 
 from controller.active import leader_election as leaders
-from controller.active.api import NewTopic, Result
+from controller.active.api import NewTopic, WriteResult, Written
 from controller.active.context import ControllerContext, PartitionInfo, TopicInfo
 from controller.active.state_changes import create_states, log_new_topic
 from controller.zk.errors import NodeExistsError
@@ -172,12 +172,12 @@ def create_topics(
     planned: Sequence[tuple[NewTopic, Mapping[int, tuple[int, ...]]]],
     *,
     uses_topic_ids: bool,
-) -> dict[str, Result]:
+) -> dict[str, WriteResult]:
     """Create many planned topics at once: each topic is one fenced multi (config, topic znode, partitions,
     every partition's state: the topic appears whole or not at all) and the multis travel pipelined, so a
     CreateTopics of 1,000 topics costs about one round trip rather than three per topic. A topic too big for
     one multi, or one that meets a stale config znode, is created the long way (:func:`create_topic`)."""
-    out: dict[str, Result] = {}
+    out: dict[str, WriteResult] = {}
     groups: list[list[Op]] = []
     ready: list[tuple[NewTopic, Mapping[int, tuple[int, ...]], TopicInfo, dict[int, PartitionState]]] = []
     for new, assignment in planned:
@@ -192,8 +192,8 @@ def create_topics(
             states[p] = leaders.apply(None, election, ctx.epoch)
             ops.append(Create(paths.partition_state(new.name, p), states[p].encode()))
         if sum(op_size(op) for op in ops) > PIPELINED_TOPIC_BYTES:
-            create_topic(ctx, writer, new, assignment, uses_topic_ids=uses_topic_ids)
-            out[new.name] = (E.NONE, None)
+            created = create_topic(ctx, writer, new, assignment, uses_topic_ids=uses_topic_ids)
+            out[new.name] = WriteResult(E.NONE, None, written(created.topic_id, assignment))
             continue
         groups.append(ops)
         ready.append((new, assignment, topic, states))
@@ -202,21 +202,26 @@ def create_topics(
             if not isinstance(outcome.error, NodeExistsError):
                 raise outcome
             if outcome.index != 0:
-                out[new.name] = (E.TOPIC_ALREADY_EXISTS, f"Topic '{new.name}' already exists.")
+                out[new.name] = WriteResult(E.TOPIC_ALREADY_EXISTS, f"Topic '{new.name}' already exists.")
                 continue
             try:  # a stale config znode (Kafka leaves them with delete.topic.enable=false): the long way
-                create_topic(ctx, writer, new, assignment, uses_topic_ids=uses_topic_ids)
-                out[new.name] = (E.NONE, None)
+                created = create_topic(ctx, writer, new, assignment, uses_topic_ids=uses_topic_ids)
+                out[new.name] = WriteResult(E.NONE, None, written(created.topic_id, assignment))
             except KafkaApiError as exc:
-                out[new.name] = (exc.error, exc.message)
+                out[new.name] = WriteResult(exc.error, exc.message)
             continue
         for p, state in states.items():
             topic.put(p, topic.partitions[p].with_state(state, 0))
         ctx.topics[new.name] = topic
         log_new_topic(ctx.epoch, topic)
         log.info("created topic %s (%s) with %d partitions", new.name, topic.topic_id, len(topic.partitions))
-        out[new.name] = (E.NONE, None)
+        out[new.name] = WriteResult(E.NONE, None, written(topic.topic_id, assignment))
     return out
+
+
+def written(topic_id: str | None, assignment: Mapping[int, Sequence[int]]) -> Written:
+    """What a creation wrote, for the API's answer: the topic id and each partition's replicas, by partition."""
+    return Written(topic_id, {p: tuple(r) for p, r in sorted(assignment.items())})
 
 
 def request_deletion(ctx: ControllerContext, writer: FencedWriter, name: str) -> None:

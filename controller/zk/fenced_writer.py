@@ -1,8 +1,9 @@
 """The single writer: the only code that mutates controller-owned znodes.
 
-Every write is a ZooKeeper multi that starts with ``check(/controller_epoch, epochZkVersion)``, exactly as
-Kafka's controller fences itself: if another controller was elected in the meantime the check fails,
-nothing in the multi is written, and ``ControllerMoved`` tells the controller to resign.
+Every write is a ZooKeeper multi that starts with ``check(/controller_epoch, epochZkVersion)``
+(:mod:`controller.zk.fence`), exactly as Kafka's controller fences itself: if another controller was elected in
+the meantime the check fails, nothing in the multi is written, and ``ControllerMoved`` tells the controller to
+resign.
 
 Results: each op's slot holds what ZooKeeper answered (:mod:`controller.zk.protocol.multi`): ``Created(path,
 stat)`` (creates are sent as create2), ``SetDone(stat)``, ``Deleted()``, or the kazoo exception of its error code.
@@ -19,9 +20,9 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from controller.logtags import UNEXPECTED
+from controller.zk import fence
 from controller.zk.errors import (
     KAZOO_SESSION_LOST,
-    BadVersionError,
     ControllerMoved,
     KazooException,
     RolledBackError,
@@ -29,11 +30,10 @@ from controller.zk.errors import (
     ZkUnavailable,
     is_transient,
 )
-from controller.zk.ops import MAX_MULTI_BYTES, Check, Op, build_multi, op_size
+from controller.zk.ops import MAX_MULTI_BYTES, Op, build_multi, op_size
 from controller.zk.protocol.multi import MultiRequest
 from controller.zk.send import multi_async
 from controller.zk.session import ZkSession
-from zkmodel import paths
 
 log = logging.getLogger(__name__)
 
@@ -86,8 +86,8 @@ class FencedWriter:
         self.writes = 0
         self.multis = 0
         # Multis sent, each attempt counted: one sent and never answered (``multis`` counts the answered) may have
-        # been applied. The controller loop compares these around an API call to tell a call that certainly wrote
-        # nothing (NOT_CONTROLLER: "send it again") from one in doubt (REQUEST_TIMED_OUT).
+        # been applied. The controller's processor compares these around an API call to tell a call that certainly
+        # wrote nothing (NOT_CONTROLLER: "send it again") from one in doubt (REQUEST_TIMED_OUT).
         self.sent = 0
 
     def suspend(self) -> None:
@@ -113,7 +113,7 @@ class FencedWriter:
     def _send_fenced(self, ops: Sequence[Op]) -> Any:
         """One fenced multi of ``ops``, sent; its async result."""
         client = self.session.client
-        request = build_multi(client, [self._fence(), *ops])
+        request = build_multi(client, fence.fenced(ops, self.epoch_zk_version))
         observer = self.observer
         if observer is None:
             return multi_async(client, request)
@@ -123,9 +123,6 @@ class FencedWriter:
         except BaseException:
             observer.settled(token, None, -1)  # never sent, so no answer will settle it
             raise
-
-    def _fence(self) -> Check:
-        return Check(paths.CONTROLLER_EPOCH, self.epoch_zk_version)
 
     def _moved(self, *, count: bool = True, refused_after: int = 0) -> ControllerMoved:
         """The fence held: ZooKeeper refused a multi of this (stale) epoch. Each refused multi is counted once
@@ -159,12 +156,7 @@ class FencedWriter:
             write="controller",
         )
         self.multis += 1
-        check = results[0]
-        if isinstance(check, BadVersionError):
-            raise self._moved()
-        if isinstance(check, KazooException) and not isinstance(check, RolledBackError):
-            raise check
-        return results[1:]
+        return fence.unfence(results, self._moved)
 
     def atomic(self, ops: Sequence[Op]) -> list[Any]:
         """All ops in one fenced multi: all or nothing. Raises OpFailed naming the first failing op."""
@@ -198,8 +190,8 @@ class FencedWriter:
             try:
                 results = self._answer(async_result)
                 self.multis += 1
-                check, result = results[0], results[1]
-                if isinstance(check, BadVersionError):
+                result = results[1]
+                if fence.refused(results):
                     moved = True
                     self._moved()  # counted here; raised once after the loop
             except Exception as exc:
@@ -245,8 +237,7 @@ class FencedWriter:
                 out.extend(self.each(batch))  # outcome unknown: replay op by op
                 continue
             self.multis += 1
-            check = results[0]
-            if isinstance(check, BadVersionError):
+            if fence.refused(results):
                 raise self._moved(refused_after=len(pending) - i - 1)
             if any(isinstance(r, KazooException) and not isinstance(r, RolledBackError) for r in results[1:]):
                 out.extend(self.each(batch))  # nothing of this batch was written; learn per op
@@ -281,7 +272,7 @@ class FencedWriter:
                     out.append(failed)
                 continue
             self.multis += 1
-            if isinstance(results[0], BadVersionError):
+            if fence.refused(results):
                 raise self._moved(refused_after=len(pending) - i - 1)
             failed_at = next(
                 (

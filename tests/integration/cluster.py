@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from kazoo.client import KazooClient
 
 from controller.active.api import IsrUpdate
-from controller.active.loop import Controller
+from controller.active.controller import Controller
 from controller.broker.metadata_cache import MetadataCache
 from controller.store.registration import Registrar, ensure_persistent_paths
 from controller.zk.session import ZkSession

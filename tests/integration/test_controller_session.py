@@ -6,7 +6,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from controller.active.api import NewTopic
-from controller.active.loop import Controller
+from controller.active.controller import Controller
 from controller.active.state_changes import update_states
 from controller.devstack.localzk import LocalZooKeeper
 from controller.store.registration import Registrar, ensure_persistent_paths

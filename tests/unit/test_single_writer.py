@@ -271,7 +271,7 @@ def test_the_scanner_sees_each_kind_of_write() -> None:
     """The check above is only as good as the scanner: it must notice direct writes and writes through
     store helpers, else it would pass on anything."""
     writes = writes_by_module()
-    assert any(k.startswith("fenced:") for k in writes["controller/active/loop.py"])
+    assert any(k.startswith("fenced:") for k in writes["controller/active/watch_handlers.py"])
     assert any(k.startswith("session:") for k in writes["controller/active/controller_election.py"])
     assert any(k.startswith("raw:") for k in writes["controller/zk/fenced_writer.py"])
     wire = set().union(*(k for rel, k in writes.items() if rel.startswith("controller/wire/")))

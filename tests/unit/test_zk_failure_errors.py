@@ -17,7 +17,7 @@ from typing import Any, cast
 import pytest
 
 from controller.active import events as ev
-from controller.active.loop import Controller
+from controller.active.controller import Controller
 from controller.broker.controlled_shutdown import ControlledShutdown
 from controller.config import load_config
 from controller.node import Node

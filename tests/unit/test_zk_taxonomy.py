@@ -8,7 +8,7 @@ import inspect
 import kazoo.exceptions
 import pytest
 
-from controller.active.loop import ENDS_A_STEP
+from controller.active.processor import ENDS_A_STEP
 from controller.store.errors import STORE_ERRORS, ZK_TIMEOUTS
 from controller.zk import errors
 from controller.zk.errors import (

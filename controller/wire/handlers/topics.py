@@ -11,7 +11,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
-from controller.active.api import NewTopic
+from controller.active.api import NewTopic, Result, WriteResult
 from controller.wire.codec import Request, build, entity
 from controller.wire.handlers.base import (
     NULL_UUID,
@@ -36,7 +36,7 @@ class TopicApis(HandlerBase):
         timeout_ms = int(body.timeout.total_seconds() * 1000)
         validate_only = bool(getattr(body, "validate_only", False))
         names = [t.name for t in body.topics]
-        results: dict[str, tuple[KafkaError, str | None]] = {}
+        results: dict[str, Result] = {}
         to_create: list[NewTopic] = []
         controller = self._active_controller()
         authz = self.node.authz
@@ -80,25 +80,26 @@ class TopicApis(HandlerBase):
             elif not await self._wait(lambda s: all(_has_leaders(s, n) for n in succeeded), timeout_ms / 1000):
                 for n in succeeded:
                     results[n] = (E.REQUEST_TIMED_OUT, f"Timed out waiting for topic {n} to be created.")
-        snapshot = self.node.cache.snapshot()
         # ZkAdminManager includes a created topic's configs and counts only for clients that may describe them.
         may_describe = authz.topics(conn, AclOperation.DESCRIBE_CONFIGS, names)
         out = []
         for t in body.topics:
-            err, message = results[t.name]
-            topic = snapshot.topics.get(t.name) if err is E.NONE else None
-            hidden = topic is not None and t.name not in may_describe
-            shown = None if hidden else topic
+            result = results[t.name]
+            err, message = result
+            # The id and assignment the controller wrote (the wait above only saw them reach the cache).
+            written = result.written if err is E.NONE and isinstance(result, WriteResult) else None
+            hidden = written is not None and t.name not in may_describe
+            shown = None if hidden else written
             out.append(
                 build(
                     result_cls,
                     name=t.name,
-                    topic_id=kafka_uuid(topic.topic_id) if topic else NULL_UUID,
+                    topic_id=kafka_uuid(written.topic_id) if written else NULL_UUID,
                     error_code=code(err),
                     error_message=message,
                     topic_config_error_code=code(E.TOPIC_AUTHORIZATION_FAILED) if hidden else ErrorCode.none,
-                    num_partitions=len(shown.partitions) if shown else -1,
-                    replication_factor=len(next(iter(shown.partitions.values())).replicas) if shown else -1,
+                    num_partitions=shown.num_partitions if shown else -1,
+                    replication_factor=shown.replication_factor if shown else -1,
                     configs=None if shown is None else (),
                 )
             )
