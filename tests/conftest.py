@@ -15,6 +15,39 @@ from tests.zkharness import ZkServer, new_client, start_session_server, unique_c
 
 _LOG_SOURCES_KEY = pytest.StashKey[list[Callable[[], str]]]()
 
+#: Markers of the suites that run alone (docs/testing.md): ``./dev test`` runs every other test on two xdist
+#: workers, then these in one process, so no other test's servers share the two cores with a fault, load or
+#: latency scenario, nor with a Spark ``local[2]`` that takes both, nor with a test that must fit work in a
+#: wall-clock window (``timing``).
+SERIAL_MARKERS = ("reliability", "spark", "timing")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--part",
+        choices=("all", "parallel", "serial"),
+        default="all",
+        help="run only the tests that may run side by side (parallel), only those that run alone (serial: "
+        f"marked {' or '.join(SERIAL_MARKERS)}), or both (all, the default)",
+    )
+
+
+def runs_alone(item: pytest.Item) -> bool:
+    """True for a test of a suite that must not share the machine with other tests."""
+    return any(item.get_closest_marker(name) is not None for name in SERIAL_MARKERS)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect, not skip, the other part's tests: each part's summary counts only what it ran."""
+    part = config.getoption("part")
+    if part == "all":
+        return
+    wanted = part == "serial"
+    dropped = [item for item in items if runs_alone(item) != wanted]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if runs_alone(item) == wanted]
+
 
 @pytest.fixture(autouse=True)
 def _fail_on_unexpected_errors(caplog: pytest.LogCaptureFixture) -> Iterator[None]:

@@ -36,7 +36,9 @@ from controller.wire.envelope import Outcome
 from zkmodel import errorcodes as E
 from zkmodel.brokers import BrokerRegistration, EndPoint
 
-pytestmark = pytest.mark.integration
+# timing: the retry scenarios must fit several envelopes into 300 ms timeouts; beside a second worker on the
+# same two cores one of them fitted only one (docs/testing.md).
+pytestmark = [pytest.mark.integration, pytest.mark.timing]
 
 LISTENER = "INTERNAL"
 BROKER_ID = 1

@@ -153,7 +153,9 @@ def test_levels_go_up_and_never_down(tmp_path: Path) -> None:
     tested = dev("test", "-q", path=path, venv=venv)
     assert tested.returncode == 0, tested.stderr
     assert installs() == [".", ".[test]"]
-    assert "pytest -q" in pip_log.read_text()  # ./dev test ran its steps after installing
+    ran = pip_log.read_text()  # ./dev test ran its steps after installing: both parts, each with the args given
+    assert "pytest -n 2 --dist loadfile --part parallel -q" in ran
+    assert "pytest --part serial -q" in ran
     assert dev("up", "--help", path=path, venv=venv).returncode == 0
     assert installs() == [".", ".[test]"]
     assert sorted(p.name for p in venv.glob(".installed-*")) == [stamp_name("test")]
