@@ -344,6 +344,7 @@ def own_server() -> Iterator[LocalZooKeeper]:
         yield server
 
 
+@pytest.mark.timing  # asserts a wall-clock bound of a few seconds: run alone (docs/testing.md)
 @pytest.mark.parametrize("multi_read", [True, False], ids=["multiRead", "fallback"])
 def test_timeout_when_the_server_does_not_answer(own_server: LocalZooKeeper, multi_read: bool) -> None:
     client = new_client(own_server.connect_string, timeout=20.0)

@@ -131,6 +131,7 @@ def test_a_group_readable_identity_file_is_used_with_a_warning(locked: str, tmp_
         ("a-directory.parquet", "is a directory: name a file"),
     ],
 )
+@pytest.mark.timing  # asserts a wall-clock bound of a few seconds: run alone (docs/testing.md)
 def test_an_output_that_cannot_be_written_is_refused_before_connecting(
     tmp_path: Path, output: str, message: str
 ) -> None:
@@ -154,6 +155,7 @@ def test_an_output_that_cannot_be_written_is_refused_before_connecting(
         (["--paths", "brokers"], "--paths takes absolute znode paths, got ['brokers']"),
     ],
 )
+@pytest.mark.timing  # asserts a wall-clock bound of a few seconds: run alone (docs/testing.md)
 def test_bad_flags_are_refused_before_connecting(
     tmp_path: Path, flags: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -27,6 +27,10 @@ from migrate.reassign.options import parse_options
 from migrate.reassign.output import ToolError
 from migrate.reassign.plan_files import PlanFileError
 
+# timing: its refusals or timeouts are asserted within a wall-clock budget of a few seconds, which a second test
+# worker beside it on a 2-core machine can exceed; ./dev test runs it alone (docs/testing.md).
+pytestmark = pytest.mark.timing
+
 ROOT = Path(__file__).resolve().parents[2]
 #: Far below the 30 s bootstrap timeout, and far above a fresh interpreter's start on a loaded 2-core machine (up
 #: to ~3 s beside another test worker): the file was read before any connection was tried.

@@ -242,6 +242,7 @@ def test_parse_of_a_directory_without_snapshots_is_2(tmp_path: Path, capsys: pyt
 # -- snapshot export and restore: refused before connecting ----------------------------------------------------
 
 
+@pytest.mark.timing  # asserts a wall-clock bound of a few seconds: run alone (docs/testing.md)
 def test_export_to_an_unknown_extension_is_2_before_connecting(tmp_path: Path) -> None:
     started = time.monotonic()
     done = cli("snapshot", "export", "--zookeeper", f"127.0.0.1:{closed_port()}", "-o", str(tmp_path / "out.csv"))

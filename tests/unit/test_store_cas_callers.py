@@ -136,6 +136,7 @@ def test_acl_update_retries_ten_times_with_kafkas_backoff() -> None:
     assert len(slept) == 10 and all(0.1 <= s <= 0.15 for s in slept)  # 100 ms + up to 50 ms jitter
 
 
+@pytest.mark.timing  # asserts a wall-clock bound of a few seconds: run alone (docs/testing.md)
 def test_writers_queued_behind_one_entity_share_the_wait_for_a_controller() -> None:
     """Ordering writers of one entity must not stack their waits for a missing controller: both give up
     about ``controller_wait_s`` after they arrived (one after the other would take twice as long)."""
