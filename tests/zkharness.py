@@ -16,7 +16,6 @@ from kazoo.protocol.states import KazooState
 from kazoo.retry import KazooRetry
 
 from controller.devstack.localzk import LocalZooKeeper
-from testing.expire import expire_session as _expire
 
 ENV_ZK = "BRIDGEKEEPER_TEST_ZK"
 
@@ -113,11 +112,20 @@ def drop_connection(client: KazooClient) -> None:
 
 
 def expire_session(client: KazooClient, timeout: float = 20.0) -> None:
-    """Really expire the client's session on the server with :func:`testing.expire.expire_session` (the fault
-    drills' own): the client sees LOST when it next talks to the server, and its ephemeral nodes are gone at
-    once."""
+    """Really expire the client's session on the server (ZooKeeper's classic test technique: open a second
+    connection with the same session id and password, then close it). The client sees LOST when it next
+    talks to the server, and its ephemeral nodes are gone at once.
+
+    Not :func:`testing.expire.expire_session`, which the fault drills use on a node in another process (it
+    knows only the session id, and waits until the server has dropped the session): here the test holds the
+    client, and asserts what that client meets on its very next call, so the twin must be closed and nothing
+    else waited for."""
+    session_id, password = client.client_id
     hosts = ",".join(f"{host}:{port}" for host, port in client.hosts)
-    _expire(hosts, int(client.client_id[0]), timeout=timeout)
+    twin = KazooClient(hosts=hosts, client_id=(session_id, password), timeout=client._session_timeout / 1000)
+    twin.start(timeout=timeout)
+    twin.stop()
+    twin.close()
 
 
 @contextlib.contextmanager
