@@ -318,9 +318,10 @@ class ControllerProcessor(WatchHandlers):
         active = Active(ctx, writer, self.session, self.uses_topic_ids, self._reassignments_completed)
         self.active = active
         self._upgrade_topic_znodes(report.topics_to_upgrade)
-        # One pass finds what the failover's state changes start from (Kafka's onControllerFailover: online
-        # partitions, offline replicas, reassignments to resume); none of its steps before the resume changes
-        # the brokers or an assignment it would change.
+        # One pass finds what the failover's state changes start from (partitions to bring online, as Kafka's
+        # triggerOnlinePartitionStateChange; replicas on brokers not live, taken out of their ISRs, which Kafka's
+        # own failover leaves to ReplicaDeletionIneligible; reassignments to resume); none of its steps before
+        # the resume changes the brokers or an assignment it would change.
         survey = ctx.survey()
         active.leadership.trigger_online(survey)
         active.reassigner.offline_replicas(survey.dead_replicas)

@@ -205,10 +205,9 @@ class Reassigner:
         """maybeResumeReassignments: re-run the moves recorded in AR/RR (after failover, broker startup).
         ``among``: the partitions that were moving when the caller last surveyed the context (else found here);
         each is looked at as it is now."""
-        tps = (tp for tp, _i in self.ctx.reassigning()) if among is None else among
+        found = self.ctx.reassigning() if among is None else ((tp, self.ctx.partition(tp)) for tp in among)
         moves = {}
-        for tp in tps:
-            info = self.ctx.partition(tp)
+        for tp, info in found:
             if info is None or not info.is_being_reassigned:
                 continue
             assignment = info.assignment
