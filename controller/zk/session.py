@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from kazoo.client import KazooClient
 from kazoo.protocol.states import KazooState, ZnodeStat
 from kazoo.retry import KazooRetry
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_delay, wait_exponential
@@ -42,6 +41,7 @@ from controller.zk.handler import NodeHandler
 from controller.zk.ops import Op, build_transaction, set_acl_policy
 from controller.zk.protocol.multi_read import DataResult
 from controller.zk.tls import ZkTls, tls_refusal
+from controller.zk.watch_table import WatchTableClient
 from controller.zk.znode_acls import AclPolicy, kafka_policy, kazoo_acls
 
 log = logging.getLogger(__name__)
@@ -102,7 +102,7 @@ class ZkSession:
         self.retry_deadline_s = retry_deadline_ms / 1000
         self.request_timeout_s = request_timeout_s
         self.name = name
-        self.client = KazooClient(
+        self.client = WatchTableClient(  # a partition state's watch costs a byte (controller/zk/watch_table.py)
             hosts=hosts,
             timeout=session_timeout_ms / 1000,
             auth_data=list(auth) or None,

@@ -12,7 +12,8 @@ watch, so none is missed: the guarantee of reading with a watch, for a hundred t
 
 The callbacks go into kazoo's own watcher table *before* the request is sent, so kazoo's connection dispatches
 the events, immediate ones included, exactly as for its own ``exists(watch=)``; a path armed here gets a
-:class:`~controller.zk.protocol.watches.Watchers` slot instead of kazoo's set.
+:class:`~controller.zk.watch_table.Watchers` slot instead of kazoo's set (in a node's
+:class:`~controller.zk.watch_table.WatchTable`, a partition state's watch is a byte).
 
 The way back, ``removeWatches`` (kazoo has no call for it either): a watch on a znode gone for good, such as the
 exists watch a deleted topic's partition state is left with, would otherwise stay in kazoo's table and on the
@@ -30,8 +31,9 @@ from kazoo.exceptions import NoWatcherError
 
 from controller.zk.protocol.jute import INT
 from controller.zk.protocol.paths import server_path
-from controller.zk.protocol.watches import MAX_PATH_BYTES, RemoveWatchesRequest, SetWatchesRequest, Watchers
+from controller.zk.protocol.watches import MAX_PATH_BYTES, RemoveWatchesRequest, SetWatchesRequest
 from controller.zk.send import send
+from controller.zk.watch_table import Watchers, WatchTable
 
 __all__ = ["remove_data_watches", "set_data_watches", "set_data_watches_at"]
 
@@ -73,17 +75,7 @@ def set_data_watches_at(
             continue
         total += count
         for group in kinds:
-            for path in group:
-                # setdefault is one step under the GIL: a set kazoo's connection thread put there meanwhile is
-                # kept. Most paths a controller re-arms are already in the table (its node's image watches them):
-                # they are looked up without building a slot.
-                found = table.get(path)
-                if found is None:
-                    fresh = Watchers(watch)
-                    found = table.setdefault(path, fresh)
-                    if found is fresh:
-                        continue
-                found.add(watch)
+            arm(table, group, watch)
         chunks: tuple[list[str], list[str]] = ([], [])
         size = 0
         for kind, group in enumerate(kinds):
@@ -98,6 +90,25 @@ def set_data_watches_at(
     if pending:
         _await_all(client, pending, timeout, f"SetWatches for {total} znodes")
     return len(pending)
+
+
+def arm(table: Any, paths: Sequence[str], watch: Callable[[Any], None]) -> None:
+    """Put ``watch`` into a kazoo client's data-watcher ``table`` for each of ``paths`` (server paths), as
+    kazoo's connection does when a read with a watch is answered."""
+    if isinstance(table, WatchTable):
+        table.add_all(paths, watch)
+        return
+    for path in paths:
+        # setdefault is one step under the GIL: a set kazoo's connection thread put there meanwhile is kept. Most
+        # paths a controller re-arms are already in the table (its node's image watches them): they are looked
+        # up without building a slot.
+        found = table.get(path)
+        if found is None:
+            fresh = Watchers(watch)
+            found = table.setdefault(path, fresh)
+            if found is fresh:
+                continue
+        found.add(watch)
 
 
 def _await_all(

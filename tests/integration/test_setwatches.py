@@ -14,7 +14,9 @@ from bench.zkpopulate import populate
 from controller.zk import setwatches
 from controller.zk.protocol import watches
 from controller.zk.protocol.paths import server_path
-from tests.zkharness import ZkServer, new_client
+from controller.zk.watch_table import Watchers, WatchTable, WatchTableClient
+from tests.integration.cluster import wait_for
+from tests.zkharness import ZkServer, drop_connection, new_client
 
 pytestmark = pytest.mark.integration
 
@@ -126,13 +128,13 @@ def test_missing_znodes_get_exists_watches(zk: KazooClient) -> None:
 
 
 def test_kazoo_watches_on_the_same_path_share_the_slot(zk: KazooClient) -> None:
-    """A path armed here holds a :class:`watches.Watchers`, not kazoo's set; kazoo's own ``get(watch=)`` on
+    """A path armed here holds a :class:`Watchers`, not kazoo's set; kazoo's own ``get(watch=)`` on
     it adds to that slot, and one change fires both callbacks once each, as with kazoo's set."""
     zk.create("/s/a", b"1", makepath=True)
     ours, theirs = Fired(), Fired()
     setwatches.set_data_watches(zk, ["/s/a"], ours, zk.last_zxid, timeout=10)
     slot = zk._data_watchers[server_path(zk, "/s/a")]
-    assert isinstance(slot, watches.Watchers) and list(slot) == [ours]
+    assert isinstance(slot, Watchers) and list(slot) == [ours]
     zk.get("/s/a", watch=theirs)
     zk.get("/s/a", watch=theirs)  # the same callback twice: one entry, as in a set
     assert len(slot) == 2 and theirs in slot
@@ -141,3 +143,38 @@ def test_kazoo_watches_on_the_same_path_share_the_slot(zk: KazooClient) -> None:
     time.sleep(0.3)
     assert len(ours.events) == 1 and len(theirs.events) == 1
     assert server_path(zk, "/s/a") not in zk._data_watchers  # popped when it fired, as kazoo does
+
+
+def test_a_nodes_client_holds_state_watches_compactly_and_fires_them(zk_hosts: str) -> None:
+    """On a node's client (:class:`WatchTableClient`) a partition state's watch, armed here or by kazoo's own
+    ``get(watch=)``, fires each callback once on a change and leaves the table; a lost connection gives kazoo a
+    fresh table of the same kind, whose watches work as before."""
+    client = WatchTableClient(hosts=zk_hosts, timeout=6.0)
+    client.start(timeout=20)
+    try:
+        _fire_compact_watches(client)
+    finally:
+        client.stop()
+        client.close()
+
+
+def _fire_compact_watches(client: WatchTableClient) -> None:
+    state = "/brokers/topics/t/partitions/3/state"
+    client.create(state, b"1", makepath=True)
+    ours, theirs = Fired(), Fired()
+    setwatches.set_data_watches(client, [state], ours, client.last_zxid, timeout=10)
+    table = client._data_watchers
+    assert isinstance(table, WatchTable) and not table._paths and len(table) == 1  # held as a byte
+    client.get(state, watch=theirs)
+    assert set(table[server_path(client, state)]) == {ours, theirs}
+    client.set(state, b"2")
+    assert ours.wait(1) == [("CHANGED", state)] and theirs.wait(1) == [("CHANGED", state)]
+    time.sleep(0.3)
+    assert len(ours.events) == 1 and len(theirs.events) == 1 and len(table) == 0
+    drop_connection(client)  # kazoo resets its watchers and reconnects
+    wait_for(lambda: client.connected and client._data_watchers is not table, what="a reconnect")
+    assert isinstance(client._data_watchers, WatchTable)
+    again = Fired()
+    client.get(state, watch=again)
+    client.set(state, b"3")
+    assert again.wait(1) == [("CHANGED", state)]

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.zk.protocol.watches import Watchers
+from controller.zk.watch_table import Watchers
 
 
 def _callbacks() -> list[Any]:

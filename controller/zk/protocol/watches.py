@@ -1,4 +1,4 @@
-"""ZooKeeper's ``SetWatches`` (opcode 101) and ``removeWatches`` (opcode 18), and the watcher slot for kazoo's table.
+"""ZooKeeper's ``SetWatches`` (opcode 101) and ``removeWatches`` (opcode 18).
 
 ``SetWatches`` is what a ZooKeeper client sends after reconnecting to re-arm its watches: a ``relativeZxid``
 and lists of paths. For each data watch the server (``DataTree.setWatches``) fires ``NodeDataChanged`` at
@@ -14,8 +14,8 @@ kazoo 2.11 has neither record. Paths are server paths (:mod:`.paths`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, ClassVar, Final
+from collections.abc import Sequence
+from typing import ClassVar, Final
 
 from controller.zk.protocol.jute import INT, LONG, OP_REMOVE_WATCHES, OP_SET_WATCHES, encode_ustring
 
@@ -26,7 +26,6 @@ __all__ = [
     "WATCHER_TYPE_DATA",
     "RemoveWatchesRequest",
     "SetWatchesRequest",
-    "Watchers",
 ]
 
 SET_WATCHES: Final = OP_SET_WATCHES
@@ -37,47 +36,6 @@ WATCHER_TYPE_DATA: Final = 2
 MAX_PATH_BYTES: Final = 128 * 1024
 
 _EMPTY_VECTOR = INT.pack(0)
-
-
-class Watchers:
-    """The callbacks of one watched path, for kazoo's watcher table: one callback in a slot, the others in a
-    tuple (set semantics: the same callback twice fires once).
-
-    Why: kazoo's table holds a ``set`` per watched path (216 bytes, most of a watch's cost): with a watch on every
-    partition state that was ~170 bytes a partition more than needed, on every node. This slot is 48 bytes and
-    behaves as the set for everything kazoo does with it (``add`` when its own reads leave a watch, iteration when
-    the event fires or the session resets, ``discard``). A second callback (the controller's on a topic znode
-    its node's image also watches) costs a one-element tuple, 48 bytes, where a set would cost 216."""
-
-    __slots__ = ("_first", "_more")
-
-    def __init__(self, first: Callable[[Any], None]) -> None:
-        self._first: Callable[[Any], None] | None = first
-        self._more: tuple[Callable[[Any], None], ...] = ()
-
-    def add(self, watch: Callable[[Any], None]) -> None:
-        if self._first is None:
-            if watch not in self._more:
-                self._first = watch
-        elif watch != self._first and watch not in self._more:
-            self._more = (*self._more, watch)
-
-    def discard(self, watch: Callable[[Any], None]) -> None:
-        if self._first is not None and self._first == watch:
-            self._first = None
-        elif watch in self._more:
-            self._more = tuple(w for w in self._more if w != watch)
-
-    def __iter__(self) -> Iterator[Callable[[Any], None]]:
-        if self._first is not None:
-            yield self._first
-        yield from self._more
-
-    def __len__(self) -> int:
-        return (self._first is not None) + len(self._more)
-
-    def __contains__(self, watch: object) -> bool:
-        return (self._first is not None and self._first == watch) or watch in self._more
 
 
 class SetWatchesRequest:
