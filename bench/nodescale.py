@@ -214,6 +214,7 @@ def measure(
     empty_chroot: str = "/bk-nodescale-empty",
     say: Callable[[str], None] = print,
     profile: Path | None = None,
+    profile_cold: Path | None = None,
 ) -> NodeFigures:
     """The failover a running cluster sees, and each node's size. Node 8 (hosting nothing) starts first and
     becomes the controller: its failover overlaps its own start (cache load, wire, replica model), the cold
@@ -232,7 +233,8 @@ def measure(
             say("starting the first controller node (broker metadata cache load, then election and failover) ...")
             first = Node(work, connect, FIRST_CONTROLLER_ID, "broker,controller")
             started.append(first)
-            cold_failover = wait_failover(first)
+            with profiled(first.process.pid, profile_cold, gil=True):
+                cold_failover = wait_failover(first)
             say(f"first controller: ready in {first.ready_s:.2f}s, cold failover {cold_failover:.2f}s")
             say(f"  its log: ...{elected_line(first)}")
             say("starting node 1 (broker and controller, hosting half the replicas) and a broker-only node ...")
