@@ -318,10 +318,12 @@ class ControllerProcessor(WatchHandlers):
         active = Active(ctx, writer, self.session, self.uses_topic_ids, self._reassignments_completed)
         self.active = active
         self._upgrade_topic_znodes(report.topics_to_upgrade)
-        # One pass finds what the failover's state changes start from (partitions to bring online, as Kafka's
-        # triggerOnlinePartitionStateChange; replicas on brokers not live, taken out of their ISRs, which Kafka's
-        # own failover leaves to ReplicaDeletionIneligible; reassignments to resume); none of its steps before
-        # the resume changes the brokers or an assignment it would change.
+        # One pass finds what the failover's state changes start from: partitions to bring online (Kafka's
+        # PartitionStateMachine.startup, triggerOnlinePartitionStateChange), replicas on brokers not live, taken
+        # out of their ISRs (ReplicaStateMachine.startup moves them to OfflineReplica), reassignments to resume.
+        # Kafka runs the replica step first, writing a leaderless state for a partition its dead leader led and
+        # then electing it; electing first writes such a partition once, its new ISR already without the dead
+        # replicas. None of the steps before the resume changes the brokers or an assignment it would change.
         survey = ctx.survey()
         active.leadership.trigger_online(survey)
         active.reassigner.offline_replicas(survey.dead_replicas)
