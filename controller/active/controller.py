@@ -22,6 +22,7 @@ from controller.active.topics import (
     add_partitions,
     collision_index,
     create_topics,
+    delete_known,
     plan_new_partitions,
     plan_topic,
     request_deletion,
@@ -87,13 +88,29 @@ class Controller(ControllerProcessor):
     def delete_topics(self, names: Sequence[str], *, timeout: float = CALL_TIMEOUT_S) -> dict[str, Result]:
         def run(a: Active) -> dict[str, Result]:
             out: dict[str, Result] = {}
+            ctx = a.ctx
+            now = [
+                name
+                for name in dict.fromkeys(names)
+                if self.delete_topic_enable
+                and (topic := ctx.topics.get(name)) is not None
+                and not topic.is_reassigning
+                and name not in ctx.topics_to_delete
+            ]
+            for name in delete_known(ctx, a.writer, now):
+                out[name] = (E.NONE, None)
+            marked = False
             for name in dict.fromkeys(names):
+                if name in out:
+                    continue
                 try:
-                    request_deletion(a.ctx, a.writer, name)
+                    request_deletion(ctx, a.writer, name)
                     out[name] = (E.NONE, None)
+                    marked = True
                 except KafkaApiError as exc:
                     out[name] = (exc.error, exc.message)
-            self._process_deletions()
+            if marked:
+                self._process_deletions()
             return out
 
         return self.call("DeleteTopics", run, timeout)

@@ -15,7 +15,7 @@ from controller.active.context import ControllerContext, PartitionInfo, TopicInf
 from controller.active.state_changes import create_states, log_new_topic
 from controller.zk.errors import NodeExistsError
 from controller.zk.fenced_writer import FencedWriter, OpFailed
-from controller.zk.ops import Create, Delete, Op, SetData, op_size
+from controller.zk.ops import MAX_MULTI_BYTES, Create, Delete, Op, SetData, op_size
 from controller.zk.session import ZkSession
 from zkmodel import errorcodes as E
 from zkmodel import paths, topic_names
@@ -237,30 +237,94 @@ def request_deletion(ctx: ControllerContext, writer: FencedWriter, name: str) ->
     ctx.topics_to_delete.add(name)
 
 
-def delete_topic(ctx: ControllerContext, writer: FencedWriter, session: ZkSession, name: str) -> bool:
-    """Remove every znode of a topic, its config and its marker (fenced). False if it must wait: a topic
-    being reassigned cannot be deleted until the move finishes."""
-    topic = ctx.topics.get(name)
-    if topic is not None and topic.is_reassigning:
-        return False
-    ops: list[Op] = []
-    if topic is not None or session.exists(paths.topic(name)) is not None:
-        partitions = session.get_children(paths.topic_partitions(name)) or []
-        for p in partitions:
-            for child in session.get_children(f"{paths.topic_partitions(name)}/{p}") or []:
-                ops.append(Delete(f"{paths.topic_partitions(name)}/{p}/{child}"))
-            ops.append(Delete(f"{paths.topic_partitions(name)}/{p}"))
-        if session.exists(paths.topic_partitions(name)) is not None:
-            ops.append(Delete(paths.topic_partitions(name)))
-        ops.append(Delete(paths.topic(name)))
-    if session.exists(paths.entity_config("topics", name)) is not None:
-        ops.append(Delete(paths.entity_config("topics", name)))
-    ops.append(Delete(paths.delete_topic_marker(name)))
-    writer.batched(ops)
-    ctx.topics.pop(name, None)
-    ctx.topics_to_delete.discard(name)
-    log.info("deleted topic %s", name)
-    return True
+def delete_known(ctx: ControllerContext, writer: FencedWriter, names: Sequence[str]) -> list[str]:
+    """Delete each of ``names`` (topics this context knows, not being reassigned, not marked) at once, from what
+    the context holds: per topic one fenced multi deleting its state, partition, partitions, topic and config
+    znodes, all pipelined. Returns the names deleted; a topic whose tree is not what the context says (a config
+    never written, a child another tool left) is not touched, and the caller falls back to the marker, which
+    :func:`delete_topics` completes from a read of the tree.
+
+    Why no marker on this path: Kafka's marker (``/admin/delete_topics``) hands a deletion from the admin to the
+    controller and keeps it while it must wait; here the controller is the admin and deletes in the same step,
+    so a marker would be created and deleted in that step. One round trip per burst of deletions instead of the
+    marker's, the marker list's and the tree's."""
+    plans: list[tuple[str, list[Op]]] = []
+    for name in dict.fromkeys(names):
+        topic = ctx.topics[name]
+        under = paths.topic_partitions(name)
+        ops: list[Op] = []
+        for p, info in sorted(topic.partitions.items()):
+            if info.has_state:
+                ops.append(Delete(paths.partition_state(name, p)))
+            ops.append(Delete(f"{under}/{p}"))
+        if topic.partitions:
+            ops.append(Delete(under))
+        ops += (Delete(paths.topic(name)), Delete(paths.entity_config("topics", name)))
+        if sum(op_size(op) for op in ops) <= MAX_MULTI_BYTES:
+            plans.append((name, ops))
+    deleted: list[str] = []
+    for (name, _ops), result in zip(plans, writer.atomic_many([ops for _, ops in plans]), strict=True):
+        if isinstance(result, OpFailed):
+            continue
+        ctx.topics.pop(name, None)
+        log.info("deleted topic %s", name)
+        deleted.append(name)
+    return deleted
+
+
+def delete_topics(ctx: ControllerContext, writer: FencedWriter, session: ZkSession, names: Sequence[str]) -> list[str]:
+    """Kafka's completeDeleteTopic (``deleteTopicZNode``, ``deleteTopicConfigs``, ``deleteTopicDeletions``) for
+    each of ``names`` that can go now (not being reassigned; those wait for the move to finish): the deleted
+    names, in order.
+
+    The trees are read level by level for every topic at once (multiRead batches: topic and config znodes,
+    partitions, each partition's children), and each topic's deletion is one fenced multi, children before
+    parents, all pipelined: a constant number of round trips for a burst of deletions where reading each tree
+    znode by znode took one per partition per topic. A topic whose deletion does not fit one multi is deleted in
+    several, in order. The first failure (a znode another writer changed meanwhile) is raised once every other
+    deletion is recorded; that topic's marker stays, so the next deletion event retries it."""
+    ready = [n for n in dict.fromkeys(names) if not ((t := ctx.topics.get(n)) is not None and t.is_reassigning)]
+    if not ready:
+        return []
+    tops = session.read_children([paths.topic(n) for n in ready] + [paths.entity_config("topics", n) for n in ready])
+    present = [n for n in ready if n in ctx.topics or tops.get(paths.topic(n)) is not None]
+    parts = session.read_children([paths.topic_partitions(n) for n in present]) if present else {}
+    inner = [f"{paths.topic_partitions(n)}/{p}" for n in present for p in parts.get(paths.topic_partitions(n)) or ()]
+    leaves = session.read_children(inner) if inner else {}
+    plans: list[tuple[str, list[Op]]] = []
+    for name in ready:
+        ops: list[Op] = []
+        if name in present:
+            under = paths.topic_partitions(name)
+            for p in parts.get(under) or ():
+                for child in leaves.get(f"{under}/{p}") or ():
+                    ops.append(Delete(f"{under}/{p}/{child}"))
+                ops.append(Delete(f"{under}/{p}"))
+            if parts.get(under) is not None:
+                ops.append(Delete(under))
+            ops.append(Delete(paths.topic(name)))
+        if tops.get(paths.entity_config("topics", name)) is not None:
+            ops.append(Delete(paths.entity_config("topics", name)))
+        ops.append(Delete(paths.delete_topic_marker(name)))
+        plans.append((name, ops))
+    whole = [(name, ops) for name, ops in plans if sum(op_size(op) for op in ops) <= MAX_MULTI_BYTES]
+    results = dict(zip((n for n, _ in whole), writer.atomic_many([ops for _, ops in whole]), strict=True))
+    deleted: list[str] = []
+    failed: OpFailed | None = None
+    for name, ops in plans:
+        result = results.get(name)
+        if isinstance(result, OpFailed):
+            failed = failed or result
+            continue
+        if result is None:
+            writer.batched(ops)  # too big for one multi: several, each atomic, in order
+        ctx.topics.pop(name, None)
+        ctx.topics_to_delete.discard(name)
+        log.info("deleted topic %s", name)
+        deleted.append(name)
+    if failed is not None:
+        raise failed
+    return deleted
 
 
 def plan_new_partitions(

@@ -18,7 +18,7 @@ from controller.active.active_state import Active
 from controller.active.context import PartitionInfo
 from controller.active.event_manager import ControllerEventManager
 from controller.active.failover import LoadReport, load_brokers, load_topics
-from controller.active.topics import delete_topic, topic_znode
+from controller.active.topics import delete_topics, topic_znode
 from controller.zk.fenced_writer import OpFailed
 from controller.zk.ops import Delete, Op, SetData
 from controller.zk.protocol.multi_read import DataResult
@@ -193,7 +193,7 @@ class WatchHandlers(ControllerEventManager):
             self.active.writer.bulk([Delete(paths.delete_topic_marker(t)) for t in sorted(markers)])
             ctx.topics_to_delete = set()
             return 0
-        return sum(delete_topic(ctx, self.active.writer, self.session, t) for t in sorted(markers))
+        return len(delete_topics(ctx, self.active.writer, self.session, sorted(markers)))
 
     def _topic_deletion(self) -> str:
         pending = set(self.active.ctx.topics_to_delete) if self.active else set()

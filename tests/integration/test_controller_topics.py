@@ -139,7 +139,7 @@ def test_add_partitions_and_scenario_22(zk_hosts: str, zk: KazooClient) -> None:
         assert result["a"][0] is E.NONE
 
 
-def test_delete_topic_through_marker_and_blocked_while_reassigning(zk_hosts: str, zk: KazooClient) -> None:
+def test_delete_topic_at_once_or_by_marker_while_reassigning(zk_hosts: str, zk: KazooClient) -> None:
     with cluster(zk_hosts, zk) as c:
         for b in (0, 1):
             c.start_broker(b)
@@ -245,3 +245,27 @@ def test_many_topics_in_one_request_are_created_pipelined(zk_hosts: str, zk: Kaz
                 assert zk.exists(paths.partition_state(t.name, p)) is not None
         ctx = controller.active.ctx  # type: ignore[union-attr]
         assert all(ctx.topics[t.name].partitions[0].state is not None for t in many)
+
+
+def test_deletion_of_a_tree_other_than_the_context_says_falls_back_to_reading_it(
+    zk_hosts: str, zk: KazooClient
+) -> None:
+    """A topic a legacy tool wrote without a config znode, and one with a child no Kafka writes: the deletion
+    from the controller's context fails as a whole (nothing is deleted), and the marker's path reads each tree
+    and deletes it; a burst of plain topics in the same call goes at once."""
+    with cluster(zk_hosts, zk) as c:
+        for b in (0, 1):
+            c.start_broker(b)
+        controller = c.active()
+        zk.create(paths.topic("tool"), TopicAssignment({0: (1, 0)}, version=2).encode())
+        wait_for(lambda: zk.exists(paths.partition_state("tool", 0)) is not None, what="the tool topic's state")
+        plain = [f"p{i}" for i in range(20)]
+        controller.create_topics([NewTopic("odd", 1, 1)] + [NewTopic(n, 2, 1) for n in plain])
+        zk.create(f"{paths.topic_partitions('odd')}/0/extra", b"")
+        assert zk.exists(paths.entity_config("topics", "tool")) is None
+        result = controller.delete_topics(["tool", "odd", *plain])
+        assert all(error is E.NONE for error, _m in result.values()), result
+        for name in ("tool", "odd", *plain):
+            for path in (paths.topic(name), paths.entity_config("topics", name), paths.delete_topic_marker(name)):
+                assert zk.exists(path) is None, path
+        assert not zk.get_children(paths.DELETE_TOPICS)
