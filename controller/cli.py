@@ -18,6 +18,7 @@ from importlib import metadata
 from typing import Any, NoReturn
 
 from controller.exits import CommandError, ExitCode, configure_tool_logging, report
+from controller.zk.interrupts import guard_interrupts
 
 
 @dataclass(frozen=True)
@@ -215,6 +216,7 @@ def _unreachable(exc: BaseException) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    guard_interrupts()  # Ctrl-C as KeyboardInterrupt, never swallowed inside kazoo (controller/zk/interrupts.py)
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in RAW_COMMANDS:
         result: int = _load(RAW_COMMANDS[args_list[0]][0])(args_list[1:])
