@@ -162,6 +162,37 @@ def concurrent_updates(what: str) -> ApiFailure:
     return ApiFailure(E.STALE_CONTROLLER_EPOCH, f"Cannot set entity configs for {what}: concurrent updates.")
 
 
+def config_write(session: ZkSession, path: str, config: Mapping[str, str], version: int | None) -> Op:
+    """KafkaZkClient.setOrCreateEntityConfigs' op for a config znode: setData at ``version`` (the one read),
+    or, with no znode read (None), its creation, the parent made first as createRecursive would."""
+    payload = EntityConfig(dict(config)).encode()
+    if version is None:
+        session.ensure_persistent([path.rsplit("/", 1)[0]])
+        return Create(path, payload)
+    return SetData(path, payload, version)
+
+
+def retry_entity_write(
+    session: ZkSession,
+    path: str,
+    attempt: Callable[[], None],
+    *,
+    what: str = "",
+    give_up: Callable[[], Exception] | None = None,
+) -> None:
+    """Run ``attempt`` (read ``path``, compute, commit at the version read) on
+    :func:`controller.zk.cas.read_modify_write`: after a lost race sync (see the module's docstring), re-read
+    and recompute, at most :data:`WRITE_ATTEMPTS` times, then raise ``give_up()``; without one, what a client
+    hears (:func:`concurrent_updates` for ``what``)."""
+    cas.read_modify_write(
+        path,
+        attempt,
+        max_attempts=WRITE_ATTEMPTS,
+        give_up=give_up or (lambda: concurrent_updates(what)),
+        catch_up=lambda: session.sync(path),
+    )
+
+
 def write_entity(
     session: ZkSession, entity_type: str, name: str, config: Mapping[str, str], version: int | None, wait_s: float
 ) -> None:
@@ -169,12 +200,9 @@ def write_entity(
     what = f"{entity_type} {name}"
     controller_stat = controller_for_config_write(session, what, wait_s)
     path = paths.entity_config(entity_type, name)
-    payload = EntityConfig(dict(config)).encode()
-    if version is None:
-        session.ensure_persistent([path.rsplit("/", 1)[0]])
     ops: list[Op] = [
         Check(paths.CONTROLLER, controller_stat.version),
-        Create(path, payload) if version is None else SetData(path, payload, version),
+        config_write(session, path, config, version),
         change_notification(entity_path(entity_type, name)),
     ]
     commit_entity_multi(session, ops, what=f"alter configs of {what}", write="config")
@@ -212,10 +240,4 @@ def alter_entity(
         if not validate_only:
             write_entity(session, entity_type, name, new, version, wait_left())
 
-    cas.read_modify_write(
-        path,
-        attempt,
-        max_attempts=WRITE_ATTEMPTS,
-        give_up=lambda: concurrent_updates(f"{entity_type} {name}"),
-        catch_up=lambda: session.sync(path),
-    )
+    retry_entity_write(session, path, attempt, what=f"{entity_type} {name}")

@@ -320,6 +320,14 @@ def _error_of(exc: Exception) -> tuple[KafkaError, str | None]:
     return error, None
 
 
+def _update_failed(exc: Exception, what: str) -> tuple[KafkaError, str | None]:
+    """:func:`_error_of` for a resource update that raised, logged unless it is a domain error (that one is the
+    client's answer, not a fault of this node)."""
+    if not isinstance(exc, KafkaApiError):
+        log.warning("%s failed: %r", what, exc)
+    return _error_of(exc)
+
+
 def create_acls(session: ZkSession, bindings: Sequence[AclBinding]) -> list[tuple[KafkaError, str | None]]:
     """AclAuthorizer.createAcls for bindings that passed :func:`validate_binding`: one CAS update per
     resource; the result of each binding, in order (a failed resource fails all its bindings)."""
@@ -336,10 +344,9 @@ def create_acls(session: ZkSession, bindings: Sequence[AclBinding]) -> list[tupl
         try:
             update_resource(session, pattern, add)
         except Exception as exc:
-            if not isinstance(exc, KafkaApiError):
-                log.warning("creating ACLs for %s failed: %r", pattern, exc)
+            failure = _update_failed(exc, f"creating ACLs for {pattern}")
             for i in indexes:
-                results[i] = _error_of(exc)
+                results[i] = failure
     return results
 
 
@@ -399,14 +406,13 @@ def delete_acls_checked(
         try:
             update_resource(session, pattern, remove)
         except Exception as exc:
-            if not isinstance(exc, KafkaApiError):
-                log.warning("deleting ACLs of %s failed: %r", pattern, exc)
+            failure = _update_failed(exc, f"deleting ACLs of {pattern}")
             for binding in being_deleted:
-                failed.setdefault(binding, _error_of(exc))
+                failed.setdefault(binding, failure)
             if not applied[0]:
                 for i, _f in relevant:
                     if filter_errors[i] is None:
-                        filter_errors[i] = _error_of(exc)
+                        filter_errors[i] = failure
     out: list[list[DeletedBinding]] = [[] for _ in filters]
     for binding, index in deleted.items():
         error, message = failed.get(binding, (E.NONE, None))

@@ -18,22 +18,22 @@ from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 
 from controller.store.entity_configs import (
-    WRITE_ATTEMPTS,
     change_notification,
     commit_entity_multi,
-    concurrent_updates,
+    config_write,
     controller_for_config_write,
     controller_wait,
     entity_props,
     read_entities,
+    read_entity,
+    retry_entity_write,
 )
 from controller.store.errors import ApiFailure
-from controller.zk import cas
-from controller.zk.ops import Check, Create, Delete, Op, SetData
+from controller.zk.ops import Check, Delete, Op
 from controller.zk.session import ZkSession
 from zkmodel import errorcodes as E
 from zkmodel import paths
-from zkmodel.configs import CLIENTS, DEFAULT_ENTITY, IPS, USERS, EntityConfig
+from zkmodel.configs import CLIENTS, DEFAULT_ENTITY, IPS, USERS
 from zkmodel.errors import ZnodeFormatError
 from zkmodel.java import java_parse_integer, java_trim
 
@@ -183,25 +183,17 @@ def alter_quota_entity(
     wait_left = controller_wait(controller_wait_s)
 
     def attempt() -> None:
-        found = session.get(path)
         try:
-            props = entity_props(path, found[0]) if found is not None else {}
+            props, version = read_entity(session, path)
         except ZnodeFormatError:
             raise ApiFailure(E.UNKNOWN_SERVER_ERROR, None) from None
         props = compute(props)
         if validate_only:
             return
         validate_quota_config(root, name, props)
-        version = found[1].version if found is not None else None
         _commit(session, root, name, props, version, user_client, wait_left())
 
-    cas.read_modify_write(
-        path,
-        attempt,
-        max_attempts=WRITE_ATTEMPTS,
-        give_up=lambda: concurrent_updates(f"{root} {name}"),
-        catch_up=lambda: session.sync(path),
-    )
+    retry_entity_write(session, path, attempt, what=f"{root} {name}")
 
 
 def _deletions(session: ZkSession, root: str, name: str, version: int | None, user_client: bool) -> list[Op] | None:
@@ -236,13 +228,7 @@ def _commit(
     ops: list[Op] | None = _deletions(session, root, name, version, user_client) if not props else None
     if ops is None:
         controller_stat = controller_for_config_write(session, f"{root} {name}", controller_wait_s)
-        payload = EntityConfig(dict(props)).encode()
-        if version is None:
-            session.ensure_persistent([path.rsplit("/", 1)[0]])
-        ops = [
-            Check(paths.CONTROLLER, controller_stat.version),
-            Create(path, payload) if version is None else SetData(path, payload, version),
-        ]
+        ops = [Check(paths.CONTROLLER, controller_stat.version), config_write(session, path, props, version)]
     session.ensure_persistent([paths.CONFIG_CHANGES])
     ops.append(change_notification(f"{root}/{name}"))
     commit_entity_multi(session, ops, what=f"alter quotas of {root} {name}", write="quota")

@@ -27,22 +27,21 @@ from controller.security.scram import (
     make_credential,
 )
 from controller.store.entity_configs import (
-    WRITE_ATTEMPTS,
     change_notification,
     commit_entity_multi,
-    concurrent_updates,
+    config_write,
     controller_for_config_write,
     controller_wait,
     read_entities,
     read_entity,
+    retry_entity_write,
 )
 from controller.store.errors import ApiFailure
 from controller.store.quotas import DOUBLE, LONG, USER_KEYS, java_parse_double
-from controller.zk import cas
-from controller.zk.ops import Check, Create, Delete, Op, SetData
+from controller.zk.ops import Check, Delete, Op
 from controller.zk.session import ZkSession
 from zkmodel import paths
-from zkmodel.configs import USERS, EntityConfig, sanitize
+from zkmodel.configs import USERS, sanitize
 from zkmodel.java import java_parse_integer, java_trim
 
 
@@ -118,10 +117,7 @@ def commit_user_config(
         if not (controller_optional and session.exists(paths.CONTROLLER) is None):
             controller_stat = controller_for_config_write(session, f"{USERS} {sanitized}", controller_wait_s)
             ops.append(Check(paths.CONTROLLER, controller_stat.version))
-        payload = EntityConfig(dict(props)).encode()
-        if version is None:
-            session.ensure_persistent([f"{paths.CONFIG}/{USERS}"])
-        ops.append(Create(path, payload) if version is None else SetData(path, payload, version))
+        ops.append(config_write(session, path, props, version))
     session.ensure_persistent([paths.CONFIG_CHANGES])
     ops.append(change_notification(f"{USERS}/{sanitized}"))
     commit_entity_multi(session, ops, what=f"alter SCRAM credentials of {USERS} {sanitized}", write="config")
@@ -149,13 +145,7 @@ def alter_user(
         validate_user_config(new)
         commit_user_config(session, sanitized, new, version, controller_wait_s=wait_left())
 
-    cas.read_modify_write(
-        path,
-        attempt,
-        max_attempts=WRITE_ATTEMPTS,
-        give_up=lambda: concurrent_updates(f"{USERS} {sanitized}"),
-        catch_up=lambda: session.sync(path),
-    )
+    retry_entity_write(session, path, attempt, what=f"{USERS} {sanitized}")
 
 
 def alter_scram(
@@ -192,11 +182,10 @@ def alter_scram(
         except ApiFailure as exc:
             raise ScramAdminError(exc.message or "no controller") from None
 
-    cas.read_modify_write(
+    retry_entity_write(
+        session,
         user_path(sanitized),
         attempt,
-        max_attempts=WRITE_ATTEMPTS,
         give_up=lambda: ScramAdminError(f"the config of user {user!r} kept changing underneath; try again"),
-        catch_up=lambda: session.sync(user_path(sanitized)),
     )
     return f"{'updated' if password is not None else 'deleted'} {mechanism} credential of user {user!r}"

@@ -39,6 +39,11 @@ def _items(t: dict[str, Any], per_broker: Any, band: Any) -> Any:
     def item(df: Any, check: str, example: Any) -> Any:
         return df.select("cluster", F.lit(check).alias("check"), example.cast("string").alias("example"))
 
+    def broker_count(column: str, noun: str) -> Any:
+        """A skewed broker's example: ``broker <id>: <count> <noun>``."""
+        count = F.col(column).cast("string")
+        return F.concat(F.lit("broker "), F.col("broker").cast("string"), F.lit(": "), count, F.lit(f" {noun}"))
+
     registered = brokers.select("cluster", "broker", "rack")
     # Per-replica rows with the broker's registration (null rack and registered=false when unregistered).
     replicas = (
@@ -111,28 +116,8 @@ def _items(t: dict[str, Any], per_broker: Any, band: Any) -> Any:
             tp,
         ),
         item(spread, "not_rack_aware", tp),
-        item(
-            bands.where(replica_out),
-            "replica_skew",
-            F.concat(
-                F.lit("broker "),
-                F.col("broker").cast("string"),
-                F.lit(": "),
-                F.col("replicas").cast("string"),
-                F.lit(" replicas"),
-            ),
-        ),
-        item(
-            bands.where(leader_out),
-            "leader_skew",
-            F.concat(
-                F.lit("broker "),
-                F.col("broker").cast("string"),
-                F.lit(": "),
-                F.col("preferred").cast("string"),
-                F.lit(" preferred leaders"),
-            ),
-        ),
+        item(bands.where(replica_out), "replica_skew", broker_count("replicas", "replicas")),
+        item(bands.where(leader_out), "leader_skew", broker_count("preferred", "preferred leaders")),
     ]
     out = checks[0]
     for df in checks[1:]:

@@ -45,6 +45,12 @@ def record(name: str, step: int, ok: bool, summary: str, evidence: Sequence[str]
     return {"name": name, "step": step, "verdict": "pass" if ok else "fail", "summary": summary, "evidence": lines}
 
 
+def problems_record(name: str, step: int, bad: list[str], evidence: list[str], fine: str) -> CheckRecord:
+    """A check that lists its problems: it fails when there is any, summed up by the first two (a summary line
+    stays readable), with every problem ahead of the evidence; ``fine`` is the summary when there is none."""
+    return record(name, step, not bad, "; ".join(bad[:2]) if bad else fine, bad + evidence)
+
+
 @dataclass
 class Checker:
     to_ibp: str
@@ -123,13 +129,7 @@ class Checker:
             seen[t.topic_id] = name
         self.topic_ids = {name: t.topic_id for name, t in snap.topics.items()}
         ev.append(f"cluster id {snap.cluster_id}; {compared} topic ids compared with the previous check")
-        return record(
-            "ids-unchanged",
-            step,
-            not bad,
-            "; ".join(bad[:2]) if bad else f"cluster id and {compared} topic ids unchanged",
-            bad + ev,
-        )
+        return problems_record("ids-unchanged", step, bad, ev, f"cluster id and {compared} topic ids unchanged")
 
     def epoch_explained(self, step: int, snap: S.Snapshot, disruptions: Sequence[str]) -> CheckRecord:
         before, now = self.epoch, snap.epoch
@@ -326,12 +326,8 @@ class Checker:
         stray = sorted(set(snap.brokers) - set(expected))
         if stray:
             ev.append(f"also registered, not in the inventory: {stray}")
-        return record(
-            "brokers-registered",
-            step,
-            not bad,
-            "; ".join(bad[:2]) if bad else f"all {len(expected)} nodes registered at the expected IBP",
-            bad + ev,
+        return problems_record(
+            "brokers-registered", step, bad, ev, f"all {len(expected)} nodes registered at the expected IBP"
         )
 
 

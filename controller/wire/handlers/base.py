@@ -10,16 +10,20 @@ import datetime
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kio.schema.errors import ErrorCode
 
 from controller.active.api import CALL_TIMEOUT_S, ControllerApi
-from controller.wire.apikeys import SUPPORTED
+from controller.wire.apikeys import SUPPORTED, bind
 from controller.wire.authz import ALLOW_ALL, Authz
 from controller.wire.dispatch import routed_as_controller
 from zkmodel import errorcodes as E
 from zkmodel.errorcodes import KafkaApiError, KafkaError
+
+if TYPE_CHECKING:  # a store family passes the node's session to the stores, never calls it
+    from controller.wire.server import Handler
+    from controller.zk.session import ZkSession
 
 ZERO = datetime.timedelta(0)
 NULL_UUID = uuid.UUID(int=0)
@@ -92,6 +96,18 @@ class HandlerBase:
             return True
         except TimeoutError:
             return False
+
+
+class StoreApis:
+    """What the handler families over the ZooKeeper stores (``store/``: configs, quotas, SCRAM) share: the
+    node's view and the session the node's admin writes go through; its handlers are its methods apikeys names."""
+
+    def __init__(self, node: NodeView, session: ZkSession) -> None:
+        self.node = node
+        self.session = session
+
+    def handlers(self) -> dict[int, Handler]:
+        return bind(self)
 
 
 NOT_CONTROLLER_TOP = (E.NOT_CONTROLLER, "This is not the correct controller for this cluster.")

@@ -12,14 +12,13 @@ import asyncio
 import datetime
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from controller.store.entity_configs import alter_entity, read_entity
 from controller.store.errors import STORE_ERRORS, ApiFailure, store_failure
-from controller.wire.apikeys import bind
 from controller.wire.codec import Request, build, entity
-from controller.wire.handlers.base import NodeView, code
-from controller.wire.server import Connection, Handler
+from controller.wire.handlers.base import StoreApis, code
+from controller.wire.server import Connection
 from zkmodel import errorcodes as E
 from zkmodel import paths, topic_names
 from zkmodel.configs import BROKERS, DEFAULT_ENTITY, TOPICS
@@ -39,9 +38,6 @@ from zkmodel.topic_configs import (
     validate_broker_configs,
     validate_topic_configs,
 )
-
-if TYPE_CHECKING:  # the handler passes the node's session to the stores, never calls it
-    from controller.zk.session import ZkSession
 
 ZERO = datetime.timedelta(0)
 log = logging.getLogger(__name__)
@@ -84,14 +80,7 @@ def _java_split(text: str) -> list[str]:
     return parts
 
 
-class ConfigApis:
-    def __init__(self, node: NodeView, session: ZkSession) -> None:
-        self.node = node
-        self.session = session
-
-    def handlers(self) -> dict[int, Handler]:
-        return bind(self)
-
+class ConfigApis(StoreApis):
     # -- ZooKeeper access (blocking; called through asyncio.to_thread) ----------------------------------------
     def _read(self, entity_type: str, name: str) -> tuple[dict[str, str], int | None]:
         """The entity's overrides and the znode's version (None when there is no znode)."""

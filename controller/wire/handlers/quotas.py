@@ -17,24 +17,19 @@ import ipaddress
 import math
 import socket
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from controller.store import quotas as quota_store
 from controller.store.errors import STORE_ERRORS, ApiFailure, store_failure
 from controller.store.quotas import CLIENT_KEYS, IP_KEYS, USER_KEYS, alter_quota_entity, read_children, read_entities
-from controller.wire.apikeys import bind
 from controller.wire.codec import Request, build, entity
-from controller.wire.handlers.base import NodeView, code
-from controller.wire.server import Connection, Handler
+from controller.wire.handlers.base import StoreApis, code
+from controller.wire.server import Connection
 from zkmodel import errorcodes as E
 from zkmodel import paths
 from zkmodel.configs import CLIENTS, DEFAULT_ENTITY, IPS, USERS, desanitize
 from zkmodel.configs import sanitize as _sanitize
 from zkmodel.errors import ZnodeFormatError
-
-if TYPE_CHECKING:  # the handler passes the node's session to the stores, never calls it
-    from controller.zk.session import ZkSession
-
 
 ZERO = datetime.timedelta(0)
 USER, CLIENT_ID, IP = "user", "client-id", "ip"
@@ -82,14 +77,7 @@ def _valid_ip_entity(ip: str) -> bool:
     return True
 
 
-class QuotaApis:
-    def __init__(self, node: NodeView, session: ZkSession) -> None:
-        self.node = node
-        self.session = session
-
-    def handlers(self) -> dict[int, Handler]:
-        return bind(self)
-
+class QuotaApis(StoreApis):
     # -- DescribeClientQuotas ---------------------------------------------------------------------------------
     async def describe_client_quotas(self, req: Request, _conn: Connection) -> Any:
         body = req.body

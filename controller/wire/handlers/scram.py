@@ -20,7 +20,7 @@ import datetime
 import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from controller.security.scram import (
     MECHANISM_TYPES,
@@ -31,18 +31,14 @@ from controller.security.scram import (
 )
 from controller.store.errors import STORE_ERRORS, ApiFailure, zk_error
 from controller.store.scram import alter_user, read_all_users, read_user
-from controller.wire.apikeys import bind
 from controller.wire.codec import Request, build, entity
-from controller.wire.handlers.base import NodeView, code
-from controller.wire.server import Connection, Handler
+from controller.wire.handlers.base import StoreApis, code
+from controller.wire.server import Connection
 from zkmodel import errorcodes as E
 from zkmodel.configs import desanitize
 from zkmodel.errorcodes import KafkaError
 from zkmodel.java import java_string_key
 from zkmodel.kafka_acls import AclOperation
-
-if TYPE_CHECKING:  # the handler passes the node's session to the stores, never calls it
-    from controller.zk.session import ZkSession
 
 log = logging.getLogger(__name__)
 
@@ -76,14 +72,7 @@ class RequestFailure(Exception):
     """A failure Kafka lets escape the handler: the answer is the request's getErrorResponse."""
 
 
-class ScramApis:
-    def __init__(self, node: NodeView, session: ZkSession) -> None:
-        self.node = node
-        self.session = session
-
-    def handlers(self) -> dict[int, Handler]:
-        return bind(self)
-
+class ScramApis(StoreApis):
     # -- DescribeUserScramCredentials ---------------------------------------------------------------------
     async def describe_user_scram_credentials(self, req: Request, conn: Connection) -> Any:
         users = None if req.body.users is None else [u.name for u in req.body.users]
