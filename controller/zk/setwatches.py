@@ -31,11 +31,11 @@ from kazoo.exceptions import NoWatcherError
 
 from controller.zk.protocol.jute import INT
 from controller.zk.protocol.paths import server_path
-from controller.zk.protocol.watches import MAX_PATH_BYTES, RemoveWatchesRequest, SetWatchesRequest
+from controller.zk.protocol.watches import MAX_PATH_BYTES, AddWatchRequest, RemoveWatchesRequest, SetWatchesRequest
 from controller.zk.send import send
 from controller.zk.watch_table import Watchers, WatchTable
 
-__all__ = ["remove_data_watches", "set_data_watches", "set_data_watches_at"]
+__all__ = ["add_persistent_watch", "remove_data_watches", "set_data_watches", "set_data_watches_at"]
 
 
 def set_data_watches(
@@ -150,3 +150,18 @@ def remove_data_watches(
     pending = [send(client, RemoveWatchesRequest(path)) for path in dropped]
     _await_all(client, pending, timeout, f"removeWatches for {len(dropped)} znodes", ignore=(NoWatcherError,))
     return len(dropped)
+
+
+def add_persistent_watch(client: KazooClient, path: str, watch: Callable[[Any], None], *, timeout: float) -> None:
+    """A persistent recursive watch on ``path`` calling ``watch`` for every NodeCreated, NodeDeleted and
+    NodeDataChanged on it or below it, until the connection goes (``addWatch``; ZooKeeper 3.6+, which the
+    caller must know the server is: an older one drops the connection). The callback goes into the client's
+    :class:`~controller.zk.watch_table.WatchTable` before the request is sent, so no event is missed. Raises
+    TypeError for a client without one (kazoo's own table pops a path's callbacks when its event fires), and
+    what the request raised, or :class:`TimeoutError` after ``timeout`` s."""
+    table = client._data_watchers
+    if not isinstance(table, WatchTable):
+        raise TypeError("a persistent watch needs a WatchTableClient (controller.zk.watch_table)")
+    full = server_path(client, path)
+    table.add_persistent(full, watch)
+    _await_all(client, [send(client, AddWatchRequest(full))], timeout, f"addWatch on {path}")

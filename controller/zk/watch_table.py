@@ -134,6 +134,9 @@ class WatchTable:
         self._sets: list[frozenset[Callback]] = [frozenset()]
         self._codes: dict[frozenset[Callback], int] = {frozenset(): 0}
         self._compact = 0  # compact paths with a callback: len() without a scan
+        #: Persistent recursive watches (``addWatch``): a prefix -> its callbacks, which every event on the prefix
+        #: or below it runs and which an event never takes off (ZooKeeper keeps the watch after it fires).
+        self._persistent: dict[str, tuple[Callback, ...]] = {}
 
     # -- the compact side, under the lock --------------------------------------------------------------------
 
@@ -239,20 +242,45 @@ class WatchTable:
         else:
             found.add(watch)
 
+    def add_persistent(self, prefix: str, watch: Callback) -> None:
+        """Run ``watch`` for every data event on ``prefix`` and below it until the table is dropped (a persistent
+        recursive watch that the caller registers with the server, :class:`~.protocol.watches.AddWatchRequest`).
+        Put here before the request is sent, so that no event the server sends from then on is dropped."""
+        with self._lock:
+            callbacks = self._persistent.get(prefix, ())
+            if watch not in callbacks:
+                self._persistent[prefix] = (*callbacks, watch)
+
+    def _covering(self, path: str) -> list[Callback]:
+        """The persistent callbacks whose prefix is ``path`` or one of its ancestors (under the lock)."""
+        found: list[Callback] = []
+        for prefix, callbacks in self._persistent.items():
+            if path == prefix or path.startswith(prefix + "/") or prefix == "/":
+                found += [c for c in callbacks if c not in found]
+        return found
+
     def pop(self, path: str, default: Any = None) -> Any:
-        """The callbacks of ``path``, taken off it (kazoo's ``pop(path, [])`` when an event names the path)."""
+        """The callbacks of ``path``, taken off it (kazoo's ``pop(path, [])`` when an event names the path),
+        with the persistent callbacks covering it, which stay."""
         key = _state_key(path)
         with self._lock:
-            found = self._paths.pop(path, None)
-            if found is not None:
-                return found
-            if key is None:
-                return default
-            code = self._code_at(*key)
-            if not code:
-                return default
-            self._set_code(*key, 0)
-            return tuple(self._sets[code])
+            once = self._pop_once(path, key)
+            if not self._persistent:
+                return default if once is None else once
+            covering = self._covering(path)
+        if not covering:
+            return default if once is None else once
+        return [*(once or ()), *(c for c in covering if once is None or c not in once)]
+
+    def _pop_once(self, path: str, key: tuple[str, int] | None) -> Any:
+        found = self._paths.pop(path, None)
+        if found is not None or key is None:
+            return found
+        code = self._code_at(*key)
+        if not code:
+            return None
+        self._set_code(*key, 0)
+        return tuple(self._sets[code])
 
     def __contains__(self, path: object) -> bool:
         if not isinstance(path, str):
@@ -266,8 +294,11 @@ class WatchTable:
             return len(self._paths) + self._compact
 
     def _items(self) -> list[tuple[str, Any]]:
+        """Every one-shot watch's path and callbacks, then each persistent prefix's (kazoo reads ``values()``
+        when it drops every watcher: a persistent watch's callbacks hear of that too)."""
         with self._lock:
             items: list[tuple[str, Any]] = list(self._paths.items())
+            items += self._persistent.items()
             for head, codes in self._heads.items():
                 for n, code in enumerate(codes):
                     if code:

@@ -178,3 +178,43 @@ def _fire_compact_watches(client: WatchTableClient) -> None:
     client.get(state, watch=again)
     client.set(state, b"3")
     assert again.wait(1) == [("CHANGED", state)]
+
+
+def test_a_persistent_recursive_watch_fires_for_everything_below_it_and_stays(zk_hosts: str) -> None:
+    """``addWatch`` (ZooKeeper 3.6+): one watch on a subtree hears every creation, change and deletion at any
+    depth, keeps firing, leaves the one-shot watches on the same paths as they are, and goes with the
+    connection (kazoo keeps no watch across one; its user adds it again)."""
+    client = WatchTableClient(hosts=zk_hosts, timeout=6.0)
+    client.start(timeout=20)
+    try:
+        client.ensure_path("/p")
+        seen, once = Fired(), Fired()
+        setwatches.add_persistent_watch(client, "/p", seen, timeout=10)
+        client.create("/p/t/partitions/0/state", b"1", makepath=True)
+        client.set("/p/t/partitions/0/state", b"2")
+        client.get("/p/t/partitions/0/state", watch=once)  # a one-shot watch beside it, compact
+        client.set("/p/t/partitions/0/state", b"3")
+        client.delete("/p/t/partitions/0/state")
+        client.create("/q", b"")  # outside the subtree
+        expected = [
+            ("CREATED", "/p/t"),
+            ("CREATED", "/p/t/partitions"),
+            ("CREATED", "/p/t/partitions/0"),
+            ("CREATED", "/p/t/partitions/0/state"),
+            ("CHANGED", "/p/t/partitions/0/state"),
+            ("CHANGED", "/p/t/partitions/0/state"),
+            ("DELETED", "/p/t/partitions/0/state"),
+        ]
+        assert seen.wait(len(expected)) == sorted(expected)
+        assert once.wait(1) == [("CHANGED", "/p/t/partitions/0/state")]
+        time.sleep(0.3)
+        assert len(seen.events) == len(expected) and len(once.events) == 1
+        table = client._data_watchers
+        drop_connection(client)
+        wait_for(lambda: client.connected and client._data_watchers is not table, what="a reconnect")
+        client.create("/p/after", b"")
+        time.sleep(0.5)
+        assert len(seen.events) == len(expected) + 1 and seen.events[-1][0] == "NONE"  # told of the drop only
+    finally:
+        client.stop()
+        client.close()

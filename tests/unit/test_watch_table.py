@@ -110,3 +110,19 @@ def test_a_256th_set_of_callbacks_leaves_the_compact_side(monkeypatch: Any) -> N
     table.add(path, CALLBACKS[2])  # {0}, {0,1} interned; {0,1,2} is the third set
     assert path in table._paths and set(table[path]) == set(CALLBACKS[:3])
     assert set(table.pop(path, [])) == set(CALLBACKS[:3]) and path not in table
+
+
+def test_a_persistent_watch_covers_its_subtree_and_stays() -> None:
+    table = WatchTable()
+    state = "/bk/brokers/topics/t/partitions/0/state"
+    table.add_persistent("/bk/brokers/topics", CALLBACKS[0])
+    table.add_persistent("/bk/brokers/topics", CALLBACKS[0])  # once
+    table.add(state, CALLBACKS[1])
+    assert table.pop(state, []) == [CALLBACKS[1], CALLBACKS[0]]  # the one-shot one is taken off
+    assert table.pop(state, []) == [CALLBACKS[0]]  # the persistent one stays
+    assert table.pop("/bk/brokers/topics", []) == [CALLBACKS[0]]
+    assert table.pop("/bk/brokers/topicsx/a", []) == []  # a sibling with the prefix's spelling is not below it
+    assert table.pop("/bk/brokers/ids/1", None) is None
+    table.add("/bk/brokers/topics/t", CALLBACKS[0])  # the same callback one-shot too: it runs once
+    assert table.pop("/bk/brokers/topics/t", []) == [CALLBACKS[0]]
+    assert [callbacks for path, callbacks in table.items() if path == "/bk/brokers/topics"] == [(CALLBACKS[0],)]

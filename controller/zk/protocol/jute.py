@@ -22,6 +22,7 @@ __all__ = [
     "MULTI_DONE",
     "MULTI_HEADER",
     "NULL_BUFFER",
+    "OP_ADD_WATCH",
     "OP_CHECK",
     "OP_CREATE",
     "OP_CREATE2",
@@ -53,6 +54,7 @@ OP_CREATE2: Final = 15
 OP_REMOVE_WATCHES: Final = 18  # ZooKeeper 3.5+
 OP_MULTI_READ: Final = 22  # ZooKeeper 3.6+
 OP_SET_WATCHES: Final = 101
+OP_ADD_WATCH: Final = 106  # ZooKeeper 3.6+
 #: The result type of a failed op in a multi's response (``ErrorResponse(int err)`` follows).
 OP_ERROR: Final = -1
 
