@@ -12,19 +12,9 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError
 
 from bench import bulk_writes
-from bench.bulk_writes import (
-    Counter,
-    KafkaCreate,
-    KafkaZk,
-    compare,
-    create_nodes,
-    kafka_reassign,
-    kafka_reassign_steps,
-    place,
-    raw_multis,
-    raw_set_multis,
-    reassign_nodes,
-)
+from bench.kafka_replay import KAFKA_IN_FLIGHT, KafkaCreate, KafkaZk, kafka_reassign, kafka_reassign_steps
+from bench.raw_writes import Counter, create_nodes, place, raw_multis, raw_set_multis, reassign_nodes
+from bench.tree_compare import compare
 from zkmodel import paths
 
 pytestmark = pytest.mark.integration
@@ -52,7 +42,7 @@ def sides(zk: KazooClient, zk_hosts: str) -> Iterator[dict[str, KazooClient]]:
 
 def test_kafka_replay_sends_kafkas_requests_and_writes_the_raw_sides_znodes(sides: dict[str, KazooClient]) -> None:
     raw, kafka = sides["raw"], sides["kafka"]
-    zk = KafkaZk(kafka, in_flight=bulk_writes.KAFKA_IN_FLIGHT)
+    zk = KafkaZk(kafka, in_flight=KAFKA_IN_FLIGHT)
     zk.prepare(EPOCH, broker_id=1)
     kafka_side, raw_side = place(["warm-0", *NAMES], PARTITIONS), place(["warm-0", *NAMES], PARTITIONS)
     warm = KafkaCreate(zk, kafka_side, ["warm-0"], EPOCH)
