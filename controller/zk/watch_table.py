@@ -107,10 +107,10 @@ class _StateSlot:
         return self._table._callbacks_at(self._head, self._n)
 
     def add(self, watch: Callback) -> None:
-        self._table._change(self._head, self._n, watch, True)
+        self._table.add_all((f"{self._head}{_PARTITIONS}{self._n}{_STATE}",), watch)
 
     def discard(self, watch: Callback) -> None:
-        self._table._change(self._head, self._n, watch, False)
+        self._table._discard(self._head, self._n, watch)
 
     def __iter__(self) -> Iterator[Callback]:
         return iter(self._callbacks())
@@ -171,21 +171,19 @@ class WatchTable:
         if not code and codes.count(0) == len(codes):
             del self._heads[head]
 
-    def _change(self, head: str, n: int, watch: Callback, add: bool) -> None:
-        if add:
-            self.add_all((f"{head}{_PARTITIONS}{n}{_STATE}",), watch)
-            return
+    def _discard(self, head: str, n: int, watch: Callback) -> None:
         with self._lock:
             now = self._code_at(head, n)
             after = self._sets[now] - {watch}
-            if after != self._sets[now]:
-                code = self._code_of(after)
-                if code is not None:
-                    self._set_code(head, n, code)
-                    return
-                self._set_code(head, n, 0)  # a 256th distinct set of callbacks: held as any other path
-                for callback in after:
-                    self._add_general(f"{head}{_PARTITIONS}{n}{_STATE}", callback)
+            if after == self._sets[now]:
+                return
+            code = self._code_of(after)
+            if code is not None:
+                self._set_code(head, n, code)
+                return
+            self._set_code(head, n, 0)  # a 256th distinct set of callbacks: held as any other path
+            for callback in after:
+                self._add_general(f"{head}{_PARTITIONS}{n}{_STATE}", callback)
 
     # -- what kazoo and setwatches use -----------------------------------------------------------------------
 
