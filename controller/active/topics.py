@@ -266,10 +266,16 @@ def delete_known(ctx: ControllerContext, writer: FencedWriter, names: Sequence[s
     for (name, _ops), result in zip(plans, writer.atomic_many([ops for _, ops in plans]), strict=True):
         if isinstance(result, OpFailed):
             continue
-        ctx.topics.pop(name, None)
-        log.info("deleted topic %s", name)
+        _forget(ctx, name)
         deleted.append(name)
     return deleted
+
+
+def _forget(ctx: ControllerContext, name: str) -> None:
+    """A topic whose znodes are gone: out of the context and of the deletion queue."""
+    ctx.topics.pop(name, None)
+    ctx.topics_to_delete.discard(name)
+    log.info("deleted topic %s", name)
 
 
 def delete_topics(ctx: ControllerContext, writer: FencedWriter, session: ZkSession, names: Sequence[str]) -> list[str]:
@@ -318,9 +324,7 @@ def delete_topics(ctx: ControllerContext, writer: FencedWriter, session: ZkSessi
             continue
         if result is None:
             writer.batched(ops)  # too big for one multi: several, each atomic, in order
-        ctx.topics.pop(name, None)
-        ctx.topics_to_delete.discard(name)
-        log.info("deleted topic %s", name)
+        _forget(ctx, name)
         deleted.append(name)
     if failed is not None:
         raise failed
