@@ -13,6 +13,7 @@ from controller.exits import ExitCode, UsageError
 
 
 def cmd_node(args: argparse.Namespace) -> int:
+    from controller import heap
     from controller.config import ConfigError, load_config, parse_overrides
     from controller.config.env import properties_from_env
     from controller.logs import LogFiles, LogLevels, LogSettingsError, configure_logging, levels_from_env
@@ -44,6 +45,7 @@ def cmd_node(args: argparse.Namespace) -> int:
     # A node is a handful of threads (wire loop, ZooKeeper I/O, request workers) passing work along; a
     # shorter GIL switch interval than the default 5 ms keeps those hand-offs off the request latency.
     sys.setswitchinterval(0.0005)
+    heap.manage()  # this process is the node: its loaded metadata leaves the collector's full scans
     node = Node(config)
     try:
         node.start()

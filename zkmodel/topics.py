@@ -185,9 +185,9 @@ def _replica_map(path: str, obj: Mapping[str, Any], key: str, *, required: bool)
 
 
 _STATE_KEYS = ("version", "leader", "leader_epoch", "controller_epoch", "isr")
-#: The key orders Kafka's writer gives the two shapes of a state znode, computed once: a reassignment of
-#: 100,000 partitions encodes 100,000 states.
-_STATE_ORDER = tuple(scala_immutable_map_order(list(_STATE_KEYS)))
+#: The key order Kafka's writer gives a state znode with a recovery state, computed once. The common shape's
+#: order (``scala_immutable_map_order(_STATE_KEYS)``) is written out in :meth:`PartitionState.encode`, which a
+#: failover calls a million times; tests/unit/test_znode_golden.py pins both against Kafka's bytes.
 _STATE_ORDER_RECOVERY = tuple(scala_immutable_map_order([*_STATE_KEYS, "leader_recovery_state"]))
 
 
@@ -204,6 +204,16 @@ class PartitionState(NamedTuple):
     leader_recovery_state: int = RECOVERED
 
     def encode(self) -> bytes:
+        if self.leader_recovery_state == RECOVERED:  # the common shape, in Kafka's key order
+            return dumps(
+                {
+                    "controller_epoch": self.controller_epoch,
+                    "leader": self.leader,
+                    "version": 1,
+                    "leader_epoch": self.leader_epoch,
+                    "isr": list(self.isr),
+                }
+            )
         values: dict[str, Any] = {
             "version": 1,
             "leader": self.leader,
@@ -211,11 +221,8 @@ class PartitionState(NamedTuple):
             "controller_epoch": self.controller_epoch,
             "isr": list(self.isr),
         }
-        order = _STATE_ORDER
-        if self.leader_recovery_state != RECOVERED:  # Kafka writes it only when it is not the default
-            values["leader_recovery_state"] = self.leader_recovery_state
-            order = _STATE_ORDER_RECOVERY
-        return dumps({k: values[k] for k in order})
+        values["leader_recovery_state"] = self.leader_recovery_state  # Kafka writes it only when not the default
+        return dumps({k: values[k] for k in _STATE_ORDER_RECOVERY})
 
     @classmethod
     def decode(cls, path: str, data: bytes | None) -> "PartitionState":

@@ -14,6 +14,7 @@ import logging
 import time
 from collections.abc import Callable
 
+from controller import heap
 from controller.active import events as ev
 from controller.active.active_state import Active
 from controller.active.controller_election import active_controller, release_own_controller_znode, try_elect
@@ -292,6 +293,10 @@ class ControllerProcessor(WatchHandlers):
 
     # -- failover ------------------------------------------------------------------------------------------------
     def _failover(self, epoch: int, epoch_zk_version: int) -> str:
+        with heap.building("the controller's failover"):  # the context, and the image taking in its writes
+            return self._fail_over(epoch, epoch_zk_version)
+
+    def _fail_over(self, epoch: int, epoch_zk_version: int) -> str:
         started = time.monotonic()
         ensure_feature_znode(self.session, self.ibp)
         # Watches first, then read (Kafka registers its handlers before reading): a change between the two

@@ -35,6 +35,7 @@ from kazoo.interfaces import IAsyncResult
 from kazoo.protocol.states import EventType, KazooState, WatchedEvent
 from tenacity import RetryCallState, Retrying, retry_if_exception, wait_exponential
 
+from controller import heap
 from controller.logtags import UNEXPECTED
 from controller.zk.errors import By, KazooTimeoutError, NoNodeError, ZkUnavailable, failures
 from controller.zk.handler import inline_watcher
@@ -325,7 +326,8 @@ class WatchedCache(ABC, Generic[S]):
 
     def _full_load(self, generation: int) -> None:
         started = time.monotonic()
-        summary = self._load_all()
+        with heap.building(f"{self.name} full load"):
+            summary = self._load_all()
         self.full_loads += 1
         self.last_load_seconds = time.monotonic() - started
         with self._published:

@@ -1,0 +1,50 @@
+"""Only a node process keeps what it builds out of the collector's full scans (controller.heap)."""
+
+from __future__ import annotations
+
+import gc
+import subprocess
+import sys
+
+from controller import heap
+
+
+def test_outside_a_node_process_the_collector_is_left_alone() -> None:
+    assert not heap.managed()
+    before = gc.get_freeze_count()
+    with heap.building("a test's load"):
+        assert gc.isenabled()
+    assert gc.get_freeze_count() == before
+
+
+NODE = """
+import gc, threading
+from controller import heap
+heap.manage()
+first = threading.Event()
+second_done = threading.Event()
+def other_phase():
+    with heap.building("a failover"):
+        first.set()
+        second_done.wait()
+t = threading.Thread(target=other_phase)
+with heap.building("a full load"):
+    loaded = [[i] for i in range(10_000)]
+    print(gc.isenabled())
+    t.start(); first.wait()
+print(gc.isenabled(), gc.get_freeze_count())  # the failover still runs
+second_done.set(); t.join()
+print(gc.isenabled(), gc.get_freeze_count())
+gc.collect()
+print(sum(1 for o in gc.get_objects() if o is loaded))
+"""
+
+
+def test_a_node_process_collects_nothing_while_building_then_freezes_what_was_built() -> None:
+    out = subprocess.run([sys.executable, "-c", NODE], capture_output=True, text=True, check=True).stdout.split()
+    during, after_one, frozen_after_one, after_both, frozen, still_scanned = out
+    assert during == "False"
+    assert (after_one, frozen_after_one) == ("False", "0")  # overlapping phases: the last one's end counts
+    assert after_both == "True"
+    assert int(frozen) >= 10_000  # the loaded lists and everything else alive
+    assert still_scanned == "0"  # frozen objects are in none of the collector's generations
