@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -105,3 +106,35 @@ def test_a_bound_method_carries_the_mark() -> None:
     cache = Cache()
     NodeHandler().dispatch_callback(Callback("watch", cache.on_watch, ("e",)))
     assert cache.seen == "e"
+
+
+def test_a_kept_poll_object_follows_the_descriptor_number_to_a_new_socket() -> None:
+    handler = NodeHandler()
+    a, b = socket.socketpair()
+    assert handler.select([a], [], [], 0.01) == ([], [], [])  # a poll object for a's number is now kept
+    number = a.fileno()
+    c, d = socket.socketpair()
+    try:
+        os.dup2(c.fileno(), number)  # a's number now names c's socket, as after a reconnect reusing it
+        reused = socket.socket(fileno=number)
+        assert handler.select([reused], [], [], 0.01) == ([], [], [])
+        d.send(b"x")
+        assert handler.select([reused], [], [], 1.0) == ([reused], [], [])
+        reused.detach()
+    finally:
+        for s in (a, b, c, d):
+            s.close()
+
+
+def test_two_threads_select_the_same_socket_at_once(pair: tuple[socket.socket, socket.socket]) -> None:
+    a, b = pair
+    handler = NodeHandler()
+    results: list[tuple[list[object], list[object], list[object]]] = []
+    waiting = [threading.Thread(target=lambda: results.append(handler.select([a], [], [], 5.0))) for _ in range(2)]
+    for t in waiting:
+        t.start()
+    time.sleep(0.05)  # both in poll(2) on the same descriptor (one poll object polled twice would raise)
+    b.send(b"x")
+    for t in waiting:
+        t.join(5.0)
+    assert results == [([a], [], []), ([a], [], [])]
