@@ -163,7 +163,7 @@ class Leadership:
             else:
                 planned.append((tp, info, proposed))
         ops: list[Op] = [
-            SetData(paths.partition_state(tp.topic, tp.partition), new.encode(), info.partition_epoch)
+            SetData(paths.partition_state(tp.topic, tp.partition), new.encode(), info.partition_epoch, new)
             for tp, info, new in planned
         ]
         for (tp, info, new), result in zip(planned, self.writer.bulk(ops), strict=True):

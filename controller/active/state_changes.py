@@ -80,7 +80,7 @@ def update_states(
                 if new is not None and new != info.state:
                     planned.append((tp, info, new))
             ops: list[Op] = [
-                SetData(paths.partition_state(tp.topic, tp.partition), new.encode(), info.partition_epoch)
+                SetData(paths.partition_state(tp.topic, tp.partition), new.encode(), info.partition_epoch, new)
                 for tp, info, new in planned
             ]
             retry: list[TopicPartition] = []
@@ -123,7 +123,7 @@ def create_states(
         if parent not in parents:
             parents.append(parent)
         ops.append(Create(paths.partition(tp.topic, tp.partition), None))
-        ops.append(Create(paths.partition_state(tp.topic, tp.partition), new.encode()))
+        ops.append(Create(paths.partition_state(tp.topic, tp.partition), new.encode(), decoded=new))
     writer.each(parents)
     results = writer.bulk(ops)
     written = {}

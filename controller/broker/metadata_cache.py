@@ -236,7 +236,11 @@ class MetadataCache(WatchedCache[MetadataSnapshot]):
                         continue
                     held = topic.states.get(p)
                     if held is None or held.partition_epoch < version:
-                        decoded = self._decode_state_data(model, op.path, data)
+                        decoded = op.decoded
+                        if decoded is None:
+                            decoded = self._decode_state_data(model, op.path, data)
+                        else:  # the controller's own state, as it encoded it
+                            model.readable(op.path, None)
                         topic.states[p] = build_partition(p, topic.assignment, decoded, version)
                         if name not in changed_topics:
                             changed_partitions.setdefault(name, set()).add(p)

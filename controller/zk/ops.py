@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kazoo.client import KazooClient, TransactionRequest
@@ -36,6 +36,9 @@ class Create:
     data: bytes | None = None
     ephemeral: bool = False
     sequential: bool = False
+    #: What ``data`` encodes, when the writer has it: a write observer (the node's image) takes it instead of
+    #: decoding ``data`` again. Never written, never compared.
+    decoded: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,8 @@ class SetData:
     path: str
     data: bytes
     version: int = -1
+    #: As :attr:`Create.decoded`.
+    decoded: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
