@@ -27,6 +27,8 @@ from typing import Any
 
 from kazoo.client import KazooClient
 
+from controller.zk.connection import BufferedConnectionHandler
+
 __all__ = ["MAX_COMPACT_PARTITION", "WatchTable", "WatchTableClient", "Watchers"]
 
 Callback = Callable[[Any], None]
@@ -318,12 +320,25 @@ class WatchTable:
 
 
 class WatchTableClient(KazooClient):  # type: ignore[misc]  # kazoo is untyped
-    """A ``KazooClient`` whose data-watcher table is a :class:`WatchTable` from its first connection on.
+    """A ``KazooClient`` whose data-watcher table is a :class:`WatchTable` from its first connection on, and
+    whose connection reads ahead (:class:`~controller.zk.connection.BufferedConnectionHandler`): the two costs
+    of the watch events a node receives by the hundred thousand.
 
     kazoo builds a fresh ``defaultdict(set)`` whenever it drops every watcher (at construction, on a lost
     connection, with the session): this puts a fresh table in its place at the same step, on the thread kazoo
     runs it on. Watches armed on a connection that is going away are dropped either way; whoever holds watches
     re-arms them on the next connection (a watched cache reloads)."""
+
+    _connection: Any
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # kazoo builds its connection here and starts it only in start(): swap in the one that reads ahead
+        # (controller/zk/connection.py), with the same retry policy, logger and SASL options.
+        plain: Any = self._connection
+        self._connection = BufferedConnectionHandler(
+            self, plain.retry_sleeper, logger=plain.logger, sasl_options=plain.sasl_options
+        )
 
     def _reset_watchers(self) -> None:
         super()._reset_watchers()
