@@ -6,6 +6,7 @@ import threading
 import uuid
 from typing import Any
 
+import pytest
 from kazoo.protocol.states import WatchedEvent
 
 from controller.zk.connection import BufferedConnectionHandler
@@ -14,7 +15,9 @@ from controller.zk.watch_table import WatchTableClient
 ZNODES = 2000
 
 
-def test_a_burst_of_events_and_answers_is_read_in_chunks_and_none_waits_in_the_buffer(zk_hosts: str) -> None:
+def test_a_burst_of_events_and_answers_is_read_in_chunks_and_none_waits_in_the_buffer(
+    zk_hosts: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """2,000 watch events and 2,000 answers arrive back to back: every one is handled within seconds, while
     the connection's next ping (what would bring a packet left in the buffer out) is ~10 s away, and they are
     read in far fewer ``recv`` calls than the two per packet kazoo makes."""
@@ -30,7 +33,7 @@ def test_a_burst_of_events_and_answers_is_read_in_chunks_and_none_waits_in_the_b
         receives += 1
         receive(*args)
 
-    connection._receive = counted
+    monkeypatch.setattr(connection, "_receive", counted)
     base = f"/burst-{uuid.uuid4().hex[:8]}"
     fired: set[str] = set()
     all_fired = threading.Event()
