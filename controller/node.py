@@ -79,6 +79,8 @@ log = logging.getLogger(__name__)
 REGISTRATION_RETRIABLE = (ZkUnavailable, KazooException, BrokerIdInUse)
 #: How long a re-registration keeps trying before it logs its last error and leaves the broker unregistered.
 REREGISTER_GIVE_UP_S = 300.0
+#: How long start() waits for its own registration to reach its image before it serves anyway.
+OWN_REGISTRATION_WAIT_S = 10.0
 
 
 class Node:
@@ -194,6 +196,7 @@ class Node:
         self._start_wire()
         self.registrar.register(self.registration())
         if self.config.is_broker:
+            self._await_own_registration()
             self.replicas = ReplicaManager(
                 self.config.broker_id,
                 self.cache,
@@ -369,6 +372,23 @@ class Node:
             {b: configs[(BROKERS, str(b))] for b in brokers},
             {t: configs[(TOPICS, t)] for t in sorted(topics)},
         )
+
+    def _await_own_registration(self) -> None:
+        """Until the image lists this broker, its Metadata answers leave it out, and a client that bootstrapped
+        from it cannot address it (kafka-python raises UnknownBrokerIdError for a broker-level request): a
+        broker is ready once it knows itself. The registration's watch event brings it within milliseconds; if
+        ZooKeeper is too slow for that, start anyway and say so."""
+        broker_id = self.config.broker_id
+        assert self.cache is not None  # start() built it before registering
+        try:
+            self.cache.wait_for(lambda snapshot: broker_id in snapshot.brokers, timeout=OWN_REGISTRATION_WAIT_S)
+        except TimeoutError:
+            log.warning(
+                "broker %d: not yet in this node's metadata %.0f s after registering; serving without it until the "
+                "registration's watch event arrives",
+                broker_id,
+                OWN_REGISTRATION_WAIT_S,
+            )
 
     def _reregister(self) -> None:
         """After a session expiry: a new registration, hence a new broker epoch (Kafka's

@@ -40,7 +40,9 @@ def test_scenario_11_reassignment_through_the_znode(zk_hosts: str, zk: KazooClie
         write_znode(zk, {tp("t", 0): (other,)})
         wait_for(lambda: c.assignment("t").adding_replicas == {0: (other,)}, what="U1 write")
         assert c.assignment("t").partitions[0] == (other, controlling)
-        assert c.state("t", 0).leader_epoch == 1  # A1
+        # A1 is the controller's next write after U1, as in Kafka's onPartitionReassignment: not in the same
+        # transaction, so a reader may see U1 alone for a moment.
+        wait_for(lambda: c.state("t", 0).leader_epoch == 1, what="A1 write")
         assert c.reassignments() == {tp("t", 0): ReplicaAssignment((other, controlling), (other,), (controlling,))}
 
         c.catch_up(tp("t", 0))  # the leader reports the new replica in sync
