@@ -162,14 +162,29 @@ def refused(args: list[str], budget: float = 5.0) -> subprocess.CompletedProcess
     return result
 
 
+def _free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 @pytest.mark.parametrize("held", ["zookeeper", "node 2"])
 def test_up_refuses_a_base_port_in_use_naming_it(tmp_path: Path, held: str) -> None:
-    """ZooKeeper listens on P, node i on P+i: a listener on either is named, before anything starts."""
-    with socket.socket() as listener:
+    """ZooKeeper listens on P, node i on P+i (its metrics on P+100+i): a listener on either is named, before
+    anything starts. The ports checked before the held one must be free, or the first of them is named."""
+    for _ in range(20):
+        listener = socket.socket()
         listener.bind(("127.0.0.1", 0))
         listener.listen()
         port = listener.getsockname()[1]
         base = port if held == "zookeeper" else port - 2
+        if held == "zookeeper" or all(_free(p) for p in (base, base + 1, base + 101)):
+            break
+        listener.close()  # another process holds a port checked first: try elsewhere
+    with listener:
         result = refused(["up", "--base-port", str(base), "--data-dir", str(tmp_path / "stack")])
     assert result.returncode == 1, result.stderr
     assert result.stderr == f"error: port {port} is in use: choose another --base-port, or omit it for free ports\n"
