@@ -8,7 +8,9 @@ making millions of such objects: measured with ``gc.callbacks``, its node spent 
 collections that found nothing to free (every one of them collected 0 objects), each charged to whatever line
 happened to allocate.
 
-So a phase that builds what lives on (a cache's full load, a failover) runs inside :func:`building`: the
+A request that writes a hundred thousand partitions is the same problem for its duration, not for good: it runs
+inside :func:`quiet` (no collection while it runs, nothing frozen). A phase that builds what lives on (a cache's
+full load, a failover) runs inside :func:`building`: the
 automatic collector is off while any such phase runs, and when the last one ends everything alive is frozen
 (``gc.freeze()``: moved to the permanent generation, which collections never scan; the pattern of CPython's
 ``gc`` documentation and of Instagram's pre-fork servers) and the collector is back on. Frozen objects are
@@ -27,14 +29,16 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["building", "manage", "managed"]
+__all__ = ["building", "manage", "managed", "quiet"]
 
 log = logging.getLogger(__name__)
 
 _managed = False
 _lock = threading.Lock()
-#: Phases under way (a cache's load and a failover can overlap, on their own threads).
+#: Phases under way (a cache's load, a failover, a request can overlap, on their own threads), and whether one
+#: that built long-lived objects ended while others still ran (the last one to end then freezes).
 _phases = 0
+_freeze_due = False
 
 
 def manage() -> None:
@@ -52,7 +56,22 @@ def building(what: str) -> Iterator[None]:
     """Run a phase that builds long-lived objects (``what`` names it in the debug log): no automatic
     collection while it runs, then every object alive when the last overlapping phase ends leaves the
     collector's scans. Nothing happens unless :func:`manage` was called."""
-    global _phases
+    with _phase(what, freeze=True):
+        yield
+
+
+@contextmanager
+def quiet(what: str) -> Iterator[None]:
+    """Run a burst of work (``what``: a controller request) without automatic collection, and freeze nothing:
+    what it made is collected afterwards as usual, once, instead of the collector rescanning the whole heap
+    several times while a 100,000-partition request runs. Nothing happens unless :func:`manage` was called."""
+    with _phase(what, freeze=False):
+        yield
+
+
+@contextmanager
+def _phase(what: str, *, freeze: bool) -> Iterator[None]:
+    global _phases, _freeze_due
     if not _managed:
         yield
         return
@@ -65,7 +84,10 @@ def building(what: str) -> Iterator[None]:
     finally:
         with _lock:
             _phases -= 1
+            _freeze_due = _freeze_due or freeze
             if _phases == 0:
-                gc.freeze()
+                if _freeze_due:
+                    gc.freeze()
+                    _freeze_due = False
+                    log.debug("%s built: %d objects kept out of full collections", what, gc.get_freeze_count())
                 gc.enable()
-                log.debug("%s built: %d objects kept out of full collections", what, gc.get_freeze_count())

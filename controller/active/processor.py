@@ -362,7 +362,9 @@ class ControllerProcessor(WatchHandlers):
         writer = self.active.writer
         before = (writer.writes, writer.sent, writer.multis)
         try:
-            call.future.set_result(call.fn())
+            with heap.quiet("a controller request"):
+                result = call.fn()
+            call.future.set_result(result)
         except ENDS_A_STEP as exc:
             # The call ran and ZooKeeper failed under it. If none of its writes was made or may have been made
             # (a fenced multi refused, or ZooKeeper lost before the first write), the answer is NOT_CONTROLLER:

@@ -48,3 +48,28 @@ def test_a_node_process_collects_nothing_while_building_then_freezes_what_was_bu
     assert after_both == "True"
     assert int(frozen) >= 10_000  # the loaded lists and everything else alive
     assert still_scanned == "0"  # frozen objects are in none of the collector's generations
+
+
+QUIET = """
+import gc, threading
+from controller import heap
+heap.manage()
+with heap.quiet("a request"):
+    print(gc.isenabled())
+print(gc.isenabled(), gc.get_freeze_count())  # a request freezes nothing
+built = threading.Event()
+with heap.quiet("a request"):
+    def load():
+        with heap.building("a full load"):
+            pass
+        built.set()
+    threading.Thread(target=load).start()
+    built.wait()
+    print(gc.isenabled(), gc.get_freeze_count())  # the load ended first: still off, not frozen yet
+print(gc.isenabled(), gc.get_freeze_count() > 0)  # the request ends last, and freezes what the load built
+"""
+
+
+def test_a_request_runs_without_collection_and_freezes_only_what_an_overlapping_load_built() -> None:
+    out = subprocess.run([sys.executable, "-c", QUIET], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "True", "0", "False", "0", "True", "True"]
