@@ -8,12 +8,12 @@ making millions of such objects: measured with ``gc.callbacks``, its node spent 
 collections that found nothing to free (every one of them collected 0 objects), each charged to whatever line
 happened to allocate.
 
-A request that writes a hundred thousand partitions is the same problem for its duration, not for good: it runs
-inside :func:`quiet` (no collection while it runs, nothing frozen). A phase that builds what lives on (a cache's
-full load, a failover) runs inside :func:`building`: the
-automatic collector is off while any such phase runs, and when the last one ends everything alive is frozen
+A phase that builds what lives on (a cache's full load, a failover) runs inside :func:`building`: the automatic
+collector is off while any such phase runs, and when the last one ends everything alive is frozen
 (``gc.freeze()``: moved to the permanent generation, which collections never scan; the pattern of CPython's
-``gc`` documentation and of Instagram's pre-fork servers) and the collector is back on. Frozen objects are
+``gc`` documentation and of Instagram's pre-fork servers) and the collector is back on. A request that writes a
+hundred thousand partitions is the same problem for its duration, not for good: it runs inside :func:`quiet`
+(no collection while it runs, nothing frozen). Frozen objects are
 still freed by reference counting when the image lets go of them; only a reference cycle made during a phase
 would outlive its last reference, and the phases make plain records (the measurement above found none).
 
@@ -35,10 +35,10 @@ log = logging.getLogger(__name__)
 
 _managed = False
 _lock = threading.Lock()
-#: Phases under way (a cache's load, a failover, a request can overlap, on their own threads), and whether one
-#: that built long-lived objects ended while others still ran (the last one to end then freezes).
+#: Phases under way (a cache's load, a failover, a request can overlap, on their own threads), and the last
+#: :func:`building` phase that ended while others still ran: the last phase to end freezes what it built.
 _phases = 0
-_freeze_due = False
+_built: str | None = None
 
 
 def manage() -> None:
@@ -56,7 +56,7 @@ def building(what: str) -> Iterator[None]:
     """Run a phase that builds long-lived objects (``what`` names it in the debug log): no automatic
     collection while it runs, then every object alive when the last overlapping phase ends leaves the
     collector's scans. Nothing happens unless :func:`manage` was called."""
-    with _phase(what, freeze=True):
+    with _phase(what, builds=True):
         yield
 
 
@@ -65,13 +65,13 @@ def quiet(what: str) -> Iterator[None]:
     """Run a burst of work (``what``: a controller request) without automatic collection, and freeze nothing:
     what it made is collected afterwards as usual, once, instead of the collector rescanning the whole heap
     several times while a 100,000-partition request runs. Nothing happens unless :func:`manage` was called."""
-    with _phase(what, freeze=False):
+    with _phase(what, builds=False):
         yield
 
 
 @contextmanager
-def _phase(what: str, *, freeze: bool) -> Iterator[None]:
-    global _phases, _freeze_due
+def _phase(what: str, *, builds: bool) -> Iterator[None]:
+    global _phases, _built
     if not _managed:
         yield
         return
@@ -84,10 +84,11 @@ def _phase(what: str, *, freeze: bool) -> Iterator[None]:
     finally:
         with _lock:
             _phases -= 1
-            _freeze_due = _freeze_due or freeze
+            if builds:
+                _built = what
             if _phases == 0:
-                if _freeze_due:
+                if _built is not None:
                     gc.freeze()
-                    _freeze_due = False
-                    log.debug("%s built: %d objects kept out of full collections", what, gc.get_freeze_count())
+                    log.debug("%s built: %d objects kept out of full collections", _built, gc.get_freeze_count())
+                    _built = None
                 gc.enable()

@@ -294,9 +294,9 @@ class ControllerProcessor(WatchHandlers):
     # -- failover ------------------------------------------------------------------------------------------------
     def _failover(self, epoch: int, epoch_zk_version: int) -> str:
         with heap.building("the controller's failover"):  # the context, and the image taking in its writes
-            return self._fail_over(epoch, epoch_zk_version)
+            return self._failover_steps(epoch, epoch_zk_version)
 
-    def _fail_over(self, epoch: int, epoch_zk_version: int) -> str:
+    def _failover_steps(self, epoch: int, epoch_zk_version: int) -> str:
         started = time.monotonic()
         ensure_feature_znode(self.session, self.ibp)
         # Watches first, then read (Kafka registers its handlers before reading): a change between the two
