@@ -236,11 +236,7 @@ class MetadataCache(WatchedCache[MetadataSnapshot]):
                         continue
                     held = topic.states.get(p)
                     if held is None or held.partition_epoch < version:
-                        decoded = op.decoded
-                        if decoded is None:
-                            decoded = self._decode_state_data(model, op.path, data)
-                        else:  # the controller's own state, as it encoded it
-                            model.readable(op.path, None)
+                        decoded = self._decode_state_data(model, op.path, data, op.decoded)
                         topic.states[p] = build_partition(p, topic.assignment, decoded, version)
                         if name not in changed_topics:
                             changed_partitions.setdefault(name, set()).add(p)
@@ -386,11 +382,14 @@ class MetadataCache(WatchedCache[MetadataSnapshot]):
         data, stat = result
         return build_partition(p, assignment, self._decode_state_data(model, path, data), stat.version)
 
-    def _decode_state_data(self, model: Model, path: str, data: bytes | None) -> PartitionState | None:
+    def _decode_state_data(
+        self, model: Model, path: str, data: bytes | None, known: PartitionState | None = None
+    ) -> PartitionState | None:
         """A state znode's data as served: None when unreadable (the partition is then served without leader,
-        and ``model`` lists the znode as unreadable)."""
+        and ``model`` lists the znode as unreadable). ``known``: the state ``data`` encodes, when this node's
+        controller wrote it (``SetData.decoded``), taken as it is."""
         try:
-            decoded = PartitionState.decode(path, data)
+            decoded = known if known is not None else PartitionState.decode(path, data)
         except ZnodeFormatError as exc:
             log.error("%s: serving the partition without leader: %s", self.name, exc)
             model.readable(path, str(exc))
