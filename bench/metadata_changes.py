@@ -133,11 +133,23 @@ def change_to_serve(client: KazooClient, port: int, args: argparse.Namespace, pr
     names = topic_names(args.topics)
     out: dict[str, list[Shown]] = {"leader moved": [], "topic created": []}
     poller = Poller(port)
+
+    def observe(
+        kind: str, i: int, of: int, topic: str, shows: Callable[[Any], bool], before: bytes | None, since: float
+    ) -> None:
+        """Time until ``topic``'s Metadata shows the change (and, with ``before``, until the all-topics answer
+        differs from it), record it under ``kind`` and say so."""
+        shown = Shown(poller.until_topic(topic, shows, since), None)
+        if before is not None:
+            shown.all_s = poller.until_all_differs(before, since)[0]
+        out[kind].append(shown)
+        progress.show(f"{kind} {i + 1}/{of}: {describe(shown)}", force=True)
+        time.sleep(0.02)
+
     try:
         for i in range(args.changes):
             topic, partition = rng.choice(names), rng.randrange(args.partitions)
-            with_all = i < args.all_topics_changes
-            before = poller.all_topics() if with_all else b""
+            before = poller.all_topics() if i < args.all_topics_changes else None
             leader, epoch = move_leader(client, topic, partition)
             since = time.monotonic()
 
@@ -146,29 +158,18 @@ def change_to_serve(client: KazooClient, port: int, args: argparse.Namespace, pr
                     x.partition_index == p and x.leader_id == leader and x.leader_epoch == epoch for x in t.partitions
                 )
 
-            shown = Shown(poller.until_topic(topic, moved, since), None)
-            if with_all:
-                shown.all_s = poller.until_all_differs(before, since)[0]
-            out["leader moved"].append(shown)
-            progress.show(f"leader moved {i + 1}/{args.changes}: {describe(shown)}", force=True)
-            time.sleep(0.02)
+            observe("leader moved", i, args.changes, topic, moved, before, since)
         for i in range(args.new_topics):
             name = f"bench-new-{i:04d}"
             nodes, leaders = new_topic(name, args.partitions, i)
-            with_all = i < args.all_topics_changes
-            before = poller.all_topics() if with_all else b""
+            before = poller.all_topics() if i < args.all_topics_changes else None
             populate(client, nodes)
             since = time.monotonic()
 
             def created(t: Any, leaders: dict[int, int] = leaders) -> bool:
                 return int(t.error_code) == 0 and {x.partition_index: x.leader_id for x in t.partitions} == leaders
 
-            shown = Shown(poller.until_topic(name, created, since), None)
-            if with_all:
-                shown.all_s = poller.until_all_differs(before, since)[0]
-            out["topic created"].append(shown)
-            progress.show(f"topic created {i + 1}/{args.new_topics}: {describe(shown)}", force=True)
-            time.sleep(0.02)
+            observe("topic created", i, args.new_topics, name, created, before, since)
     finally:
         poller.close()
     return Changes(out, poller.topic_rtts, poller.rebuild_rtts)
