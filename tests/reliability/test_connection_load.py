@@ -523,6 +523,12 @@ class RealClients:
             return True
         return True
 
+    @staticmethod
+    def _kafka_python_describes(admin: KafkaAdminClient, topic: str, retention_ms: str) -> bool:
+        described = admin.describe_configs([KpConfigResource(ConfigResourceType.TOPIC, topic)])
+        configs = described.get("topic", {}).get(topic, {})
+        return bool(configs.get("retention.ms", {}).get("value") == retention_ms)
+
     def _kafka_python(self, who: str) -> None:
         # the client's own timeout above the body timeouts (30 s), so that a slow answer is the node's to give
         admin = KafkaAdminClient(bootstrap_servers=self.bootstrap, request_timeout_ms=90000, client_id=who)
@@ -540,8 +546,14 @@ class RealClients:
                     raise_on_unknown=False,
                 )
                 assert "Error" not in repr(result), f"{who}: {result}"
-                described = admin.describe_configs([KpConfigResource(ConfigResourceType.TOPIC, topic)])
-                assert "7200000" in repr(described), f"{who}: {topic} describes {described}"
+                # DescribeConfigs also goes to the least-loaded node, which may not know the topic yet: it answers
+                # UNKNOWN_TOPIC_OR_PARTITION, as Kafka's brokers do, and kafka-python drops the result's error code
+                # (an empty description). The value must show once that node has caught up.
+                wait_for(
+                    functools.partial(self._kafka_python_describes, admin, topic, "7200000"),
+                    30,
+                    f"{who}: {topic} describes retention.ms=7200000",
+                )
                 wait_for(functools.partial(self._kafka_python_delete, admin, topic), 120, f"{who}: {topic} deleted")
         finally:
             admin.close()
