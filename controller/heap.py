@@ -12,10 +12,14 @@ A phase that builds what lives on (a cache's full load, a failover) runs inside 
 collector is off while any such phase runs, and when the last one ends everything alive is frozen
 (``gc.freeze()``: moved to the permanent generation, which collections never scan; the pattern of CPython's
 ``gc`` documentation and of Instagram's pre-fork servers) and the collector is back on. A request that writes a
-hundred thousand partitions is the same problem for its duration, not for good: it runs inside :func:`quiet`
-(no collection while it runs, nothing frozen). Frozen objects are
-still freed by reference counting when the image lets go of them; only a reference cycle made during a phase
-would outlive its last reference, and the phases make plain records (the measurement above found none).
+hundred thousand partitions is the same problem for its duration: it runs inside :func:`quiet` (no collection
+while it runs). What such a request leaves alive is mostly the metadata it wrote, which lives on like a load's:
+when a quiet phase ends with at least :data:`KEPT_AFTER_QUIET` more objects alive than the collector last saw,
+one full collection frees whatever garbage it made and everything alive is frozen, as after a build; a smaller
+request is left to the collector as usual. Frozen objects are still freed by reference counting when the
+image lets go of them; only an object in a reference cycle, alive when frozen and dropped later, is never freed.
+The phases make plain records (the measurement above found no cycle among them), and the freezes that follow
+requests come with bulk writes only.
 
 Only the node process does this (its entry point calls :func:`manage`): a test runner or a tool that embeds a
 node must not have its collector switched off, or every object it made kept from it for the rest of the run.
@@ -40,6 +44,12 @@ _lock = threading.Lock()
 _phases = 0
 _built: str | None = None
 
+#: Net new tracked objects (the collector's young-generation count, which keeps counting while it is off) at
+#: which a quiet phase is treated as a build. Left to itself the collector traverses each of them two or three
+#: times (young, middle, then full collections that also rescan everything not frozen): a 100,000-partition
+#: reassignment left ~2 s of a node's 8 s to it. One full collection and a freeze traverse them once.
+KEPT_AFTER_QUIET = 100_000
+
 
 def manage() -> None:
     """This process is a node: from now on :func:`building` keeps what it builds out of full collections."""
@@ -62,9 +72,10 @@ def building(what: str) -> Iterator[None]:
 
 @contextmanager
 def quiet(what: str) -> Iterator[None]:
-    """Run a burst of work (``what``: a controller request) without automatic collection, and freeze nothing:
-    what it made is collected afterwards as usual, once, instead of the collector rescanning the whole heap
-    several times while a 100,000-partition request runs. Nothing happens unless :func:`manage` was called."""
+    """Run a burst of work (``what``: a controller request) without automatic collection, instead of the
+    collector rescanning the whole heap several times while a 100,000-partition request runs. What it made is
+    left to the collector, or, past :data:`KEPT_AFTER_QUIET` objects, collected once and frozen. Nothing happens
+    unless :func:`manage` was called."""
     with _phase(what, builds=False):
         yield
 
@@ -85,6 +96,9 @@ def _phase(what: str, *, builds: bool) -> Iterator[None]:
         with _lock:
             _phases -= 1
             if builds:
+                _built = what
+            elif gc.get_count()[0] >= KEPT_AFTER_QUIET:
+                gc.collect()  # the garbage it made (a retry's exception cycles) is freed, not frozen
                 _built = what
             if _phases == 0:
                 if _built is not None:

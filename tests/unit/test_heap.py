@@ -73,3 +73,28 @@ print(gc.isenabled(), gc.get_freeze_count() > 0)  # the request ends last, and f
 def test_a_request_runs_without_collection_and_freezes_only_what_an_overlapping_load_built() -> None:
     out = subprocess.run([sys.executable, "-c", QUIET], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "True", "0", "False", "0", "True", "True"]
+
+
+HEAVY = """
+import gc, weakref
+from controller import heap
+heap.manage()
+class Node:
+    pass
+with heap.quiet("a small request"):
+    small = [[i] for i in range(1_000)]
+print(gc.get_freeze_count())  # left to the collector
+with heap.quiet("a bulk request"):
+    written = [[i] for i in range(heap.KEPT_AFTER_QUIET)]
+    cycle = Node(); cycle.me = cycle  # garbage the request made: freed, not frozen
+    gone = weakref.ref(cycle)
+    del cycle
+print(gc.isenabled(), gone() is None, gc.get_freeze_count() >= heap.KEPT_AFTER_QUIET)
+gc.collect()
+print(sum(1 for o in gc.get_objects() if o is written))
+"""
+
+
+def test_a_request_that_leaves_many_objects_alive_frees_its_garbage_then_freezes_them() -> None:
+    out = subprocess.run([sys.executable, "-c", HEAVY], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["0", "True", "True", "True", "0"]
