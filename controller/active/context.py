@@ -46,6 +46,9 @@ class TopicInfo:
     #: (:meth:`put`), then this context's copy.
     partitions: Mapping[int, PartitionInfo] = field(default_factory=dict)
     znode_json_version: int = 3
+    #: The zxid of this controller's last write of the topic znode that ZooKeeper acknowledged with its Stat
+    #: (-1: none): what the znode held then is what this record holds (see ``PartitionModifications``).
+    written_zxid: int = -1
 
     def put(self, partition: int, info: PartitionInfo) -> None:
         """Replace one partition's record (the only way the context changes one)."""

@@ -115,19 +115,19 @@ class ControllerEventManager:
             except Exception:
                 log.exception("%s metrics update failed", UNEXPECTED)
 
-    def _take_queued_modifications(self) -> list[str]:
+    def _take_queued_modifications(self) -> list[ev.PartitionModifications]:
         """The topics of the PartitionModifications events queued right behind the one being handled, taken
         with it: this controller's own writes to 10,000 topic znodes (a reassignment's RS/AR/RR) fire 10,000
         topic watches, then read in a few multiReads instead of 10,000 getData. Only the run at the head of
         the queue is taken, so nothing is handled before an event queued ahead of it. (The queue is unbounded
         and nobody joins it, so taking from its deque under its mutex skips no bookkeeping that matters.)"""
-        taken: list[str] = []
+        taken: list[ev.PartitionModifications] = []
         with self._queue.mutex:
             pending = self._queue.queue
             while pending and isinstance(pending[0][0], ev.PartitionModifications):
                 event = pending.popleft()[0]
                 assert isinstance(event, ev.PartitionModifications)
-                taken.append(event.topic)
+                taken.append(event)
         return taken
 
     def put_and_wait(self, name: str, fn: Callable[[], T], timeout: float = CALL_TIMEOUT_S) -> T:

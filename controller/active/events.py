@@ -37,9 +37,15 @@ class TopicChange(Signal):
 
 @dataclass(frozen=True)
 class PartitionModifications:
-    """A topic znode changed (Kafka's PartitionModificationsHandler): maybe partitions were added."""
+    """A topic znode changed (Kafka's PartitionModificationsHandler): maybe partitions were added.
+
+    ``seen_zxid``: the session's last zxid when the watch fired (-1: unknown). ZooKeeper sends a client the
+    notification of a change before any answer that reflects it, so a watch that fired before this controller's
+    own write of the topic was answered (``seen_zxid`` below the write's zxid) was fired by that write or by a
+    change it overwrote: the znode then holds what the context holds (:attr:`TopicInfo.written_zxid`)."""
 
     topic: str
+    seen_zxid: int = -1
 
 
 class TopicDeletion(Signal):

@@ -168,12 +168,12 @@ class ControllerProcessor(WatchHandlers):
                 return self._topic_change()
             case ev.TopicDeletion():
                 return self._topic_deletion()
-            case ev.PartitionModifications(topic=topic):
+            case ev.PartitionModifications():
                 taken = self._take_queued_modifications()
                 try:
-                    return self._partition_modifications([topic, *taken])
+                    return self._partition_modifications([event, *taken])
                 except ZkUnavailable:
-                    self._deferred.extend(ev.PartitionModifications(t) for t in taken)  # step() defers the first
+                    self._deferred.extend(taken)  # step() defers the first
                     raise
             case ev.ZkReassignment(created=created):
                 self._watch_reassign_znode()

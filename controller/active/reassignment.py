@@ -20,6 +20,7 @@ from controller.active.topics import topic_znode
 from controller.zk.errors import NoNodeError
 from controller.zk.fenced_writer import FencedWriter, OpFailed
 from controller.zk.ops import Delete, Op, SetData
+from controller.zk.protocol.multi import SetDone
 from controller.zk.session import ZkSession
 from zkmodel import errorcodes as E
 from zkmodel import paths
@@ -55,14 +56,15 @@ class Reassigner:
     # -- building blocks ----------------------------------------------------------------------------
     def write_topics(self, topics: Iterable[str]) -> None:
         """U1/B6: one fenced setData per topic with every partition's RS/AR/RR from the context."""
+        written = [self.ctx.topics[t] for t in sorted(set(topics)) if t in self.ctx.topics]
         ops: list[Op] = [
-            SetData(paths.topic(t), topic_znode(self.ctx.topics[t], uses_topic_ids=self.uses_topic_ids))
-            for t in sorted(set(topics))
-            if t in self.ctx.topics
+            SetData(paths.topic(t.name), topic_znode(t, uses_topic_ids=self.uses_topic_ids)) for t in written
         ]
-        for op, result in zip(ops, self.writer.bulk(ops), strict=True):
+        for topic, op, result in zip(written, ops, self.writer.bulk(ops), strict=True):
             if isinstance(result, Exception):
                 log.error("could not write %s: %r", op.path, result)
+            elif isinstance(result, SetDone):
+                topic.written_zxid = result.stat.mzxid
 
     def refresh(self, tps: Collection[TopicPartition]) -> None:
         """Re-read partition states from ZooKeeper, pipelined (Kafka's isReassignmentComplete reads ZK)."""

@@ -20,6 +20,7 @@ from controller.active.event_manager import ControllerEventManager
 from controller.active.failover import LoadReport, load_brokers, load_topics
 from controller.active.topics import delete_topics, topic_znode
 from controller.zk.fenced_writer import OpFailed
+from controller.zk.handler import inline_watcher
 from controller.zk.ops import Delete, Op, SetData
 from controller.zk.protocol.multi_read import DataResult
 from controller.zk.session import ZkSession
@@ -83,9 +84,10 @@ class WatchHandlers(ControllerEventManager):
         s.exists(paths.PREFERRED_REPLICA_ELECTION, watch=self._enqueue(ev.PreferredElectionZnode()))
         s.get_children(paths.ISR_CHANGE_NOTIFICATION, watch=self._enqueue(ev.IsrChangeNotification()))
 
+    @inline_watcher  # on kazoo's connection thread, so that the zxid it stamps is the one read before the event
     def _on_topic_watch(self, watched: WatchedEvent) -> None:
         if watched.path:  # kazoo's connection-reset event has no path; the TopicChange re-list covers it
-            self._put(ev.PartitionModifications(watched.path.rsplit("/", 1)[1]))
+            self._put(ev.PartitionModifications(watched.path.rsplit("/", 1)[1], self.session.last_zxid))
 
     def _watch_topics(self, names: Collection[str], since_zxid: int) -> None:
         """A data watch per topic znode (Kafka's PartitionModificationsHandler), firing at once for a change
@@ -116,14 +118,33 @@ class WatchHandlers(ControllerEventManager):
         self._watch_topics(list(present), since)
         return present
 
-    def _partition_modifications(self, topics: Sequence[str]) -> str:
+    def _partition_modifications(self, events: Sequence[ev.PartitionModifications]) -> str:
         """Kafka's processPartitionModifications for each topic whose znode watch fired: create the partitions a
         legacy tool added to the znode. The znodes are read in multiRead batches and watched again relative to
-        a zxid taken before the read (a change after it fires at once), as Kafka re-reads with a watch."""
+        a zxid taken before the read (a change after it fires at once), as Kafka re-reads with a watch.
+
+        A watch that fired before this controller's own write of the topic was answered (see
+        :class:`~controller.active.events.PartitionModifications`) is not read: the znode holds what this
+        controller wrote, which the context holds, so the watch is only set again relative to that write's zxid
+        (a change made after it fires at once). A reassignment of 100,000 partitions writes 10,000 topic
+        znodes and would otherwise read each back; Kafka's controller does."""
         assert self.active is not None
         ctx = self.active.ctx
+        seen: dict[str, int] = {}
+        for event in events:
+            seen[event.topic] = max(seen.get(event.topic, -1), event.seen_zxid)
+        own: dict[int, list[str]] = {}
+        to_read: list[str] = []
+        for topic, seen_zxid in seen.items():
+            known = ctx.topics.get(topic)
+            if known is not None and 0 <= seen_zxid < known.written_zxid:
+                own.setdefault(known.written_zxid, []).append(paths.topic(topic))
+            else:
+                to_read.append(topic)
+        if own:
+            self.session.watch_data_at([(zxid, names, ()) for zxid, names in own.items()], self._on_topic_watch)
         lines = []
-        for topic, (data, _stat) in self._read_topics_watched(list(dict.fromkeys(topics))).items():
+        for topic, (data, _stat) in self._read_topics_watched(to_read).items():
             known = ctx.topics.get(topic)
             if known is None or topic in ctx.topics_to_delete:
                 continue
