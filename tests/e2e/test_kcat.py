@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import time
 
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
@@ -14,17 +15,27 @@ from tests.e2e.conftest import RunningStack
 pytestmark = pytest.mark.e2e
 
 
+def _listing(kcat: str, broker: str, *args: str, shows: str) -> str:
+    """kcat -L's output once it shows ``shows``: a node learns of a topic another node's controller created a
+    moment after the CreateTopics answer (as Kafka's brokers do, from the controller's UpdateMetadata)."""
+    deadline = time.monotonic() + 30
+    while True:
+        out = subprocess.run([kcat, "-b", broker, "-L", *args], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        if shows in out.stdout or time.monotonic() > deadline:
+            return out.stdout
+        time.sleep(0.2)
+
+
 def test_kcat_lists_brokers_and_topics(stack: RunningStack) -> None:
     kcat = shutil.which("kcat") or shutil.which("kafkacat")
     assert kcat, "kcat is installed by ./dev (apt-get install kcat)"
     admin = AdminClient({"bootstrap.servers": stack.bootstrap})  # keep a reference until the future resolves
     admin.create_topics([NewTopic("kcat-t", 3, 2)])["kcat-t"].result(30)
-    out = subprocess.run([kcat, "-b", stack.brokers[0], "-L", "-J"], capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    listing = json.loads(out.stdout)
+    listing = json.loads(_listing(kcat, stack.brokers[0], "-J", shows='"kcat-t"'))
     assert sorted(b["id"] for b in listing["brokers"]) == [1, 2, 3]
     topics = {t["topic"]: t for t in listing["topics"]}
     assert len(topics["kcat-t"]["partitions"]) == 3
     assert all(len(p["replicas"]) == 2 for p in topics["kcat-t"]["partitions"])
-    text = subprocess.run([kcat, "-b", stack.brokers[1], "-L"], capture_output=True, text=True, timeout=60)
-    assert "3 brokers:" in text.stdout and 'topic "kcat-t" with 3 partitions' in text.stdout
+    text = _listing(kcat, stack.brokers[1], shows='topic "kcat-t"')
+    assert "3 brokers:" in text and 'topic "kcat-t" with 3 partitions' in text
