@@ -90,6 +90,35 @@ def check(
     return out
 
 
+def leaders_reachable(after: Mapping[TP, Sequence[int]], targets: Iterable[int]) -> bool:
+    """Whether some order of ``after``'s replica lists has every target lead within [floor(P/N), ceil(P/N)]:
+    each partition's leader is one of its listed targets. A linear program (GLOP); its constraint matrix is a
+    bipartite graph's, totally unimodular, so it is feasible exactly when an integral choice is."""
+    targets = sorted(set(targets))
+    if not targets or not after:
+        return True
+    lo, hi = len(after) // len(targets), -(-len(after) // len(targets))
+    solver = pywraplp.Solver.CreateSolver("GLOP")
+    per_broker: dict[int, list[pywraplp.Variable]] = {b: [] for b in targets}
+    for i, listed in enumerate(after.values()):
+        choices = []
+        for b in dict.fromkeys(listed):
+            if b in per_broker:
+                x = solver.NumVar(0, 1, f"p{i}b{b}")
+                per_broker[b].append(x)
+                choices.append(x)
+        if choices:
+            solver.Add(solver.Sum(choices) == 1)
+    for xs in per_broker.values():
+        if not xs:
+            if lo > 0:
+                return False  # a target listed nowhere leads nothing
+            continue
+        solver.Add(solver.Sum(xs) >= lo)
+        solver.Add(solver.Sum(xs) <= hi)
+    return bool(solver.Solve() == pywraplp.Solver.OPTIMAL)
+
+
 def keys(violations: Iterable[str]) -> set[str]:
     """The "<kind> <subject>" of each violation line."""
     return {v.split(":", 1)[0] for v in violations}

@@ -52,6 +52,8 @@ def _place(ix: Indexed, lower: int) -> tuple[IntArray, list[str]]:
     rep = best.rep
     if best_key[0] > 0 and len(ix.rep) <= repair.REPAIR_LIMIT:
         rep = repair.repair(ix, rep)
+    if len(ix.rep) <= repair.REPAIR_LIMIT and check.moves(ix, ix.rep, rep) > lower:
+        rep = repair.restore(ix, rep)
     return rep, notes
 
 

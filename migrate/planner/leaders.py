@@ -6,8 +6,10 @@ sends one unit to one of its replicas' brokers (cost 0 for the broker already fi
 other partition's unit stays with its first replica. Brokers drain through the same soft band as replicas,
 [floor(P/N), ceil(P/N)] at costs 0 / BIG / 2*BIG, so the flow balances first and reorders least second. Unlike
 replicas' band this one is cluster-wide even when racks are unequal: any rack can be given a replica of any
-partition to lead, and every rack's reachable replica average is at least P/N (:mod:`.reach`). The
-chosen broker moves to the front; the others keep their order.
+partition to lead, and every rack's reachable replica average is at least P/N (:mod:`.reach`). The lists the
+placement chose can still rule it out (brokers that each hold one partition must lead it, leaving nothing to a
+broker holding only those): balancing would then cost moves, which come first, so the brokers outside the band
+are reported (:mod:`.check`). The chosen broker moves to the front; the others keep their order.
 
 Candidates: partitions led by brokers above floor(P/N), ``min(n, 3*(n - floor) + 16)`` per broker by the same
 stable hash as replicas; if a broker stays out of the band, once more with every partition.

@@ -101,3 +101,39 @@ def repair(ix: Indexed, rep: IntArray) -> IntArray:
             counts[a] -= 1
             counts[b] += 1
     return out
+
+
+def restore(ix: Indexed, rep: IntArray) -> IntArray:
+    """``rep`` with moves undone where that keeps every constraint: a replica moved onto broker n in place of one
+    of its partition's former holders o (a target that lost it) goes back to o when o is below its band's top, n
+    above its bottom, and the partition still spans min(RF, R) racks. Each undo saves one move and changes two
+    counts within their bands.
+
+    With RF above the number of racks the flow fixes which replica of a covered rack anchors it (see
+    :mod:`.replicas`), which can cost a move that another choice would not (e.g. RF 4 over racks of 3, 2 and 1
+    brokers: 7 moves where 6 do); Kafka's own ``--generate`` can then need fewer. Plain loops, on small layouts
+    only (:data:`REPAIR_LIMIT`)."""
+    out = rep.copy()
+    lo, hi = ix.band
+    counts = np.bincount(out, minlength=len(ix.ids))
+    n_racks = len(ix.racks) if ix.aware else 0
+    for p in range(ix.n_partitions):
+        start, end = int(ix.off[p]), int(ix.off[p + 1])
+        before = [int(b) for b in ix.rep[start:end]]
+        for slot in range(start, end):
+            n = int(out[slot])
+            if n in before:
+                continue
+            members = [int(b) for b in out[start:end]]
+            for o in before:
+                if o in members or not ix.target[o] or counts[o] >= hi[o] or counts[n] <= lo[n]:
+                    continue
+                if n_racks:
+                    racks = {int(ix.rack[m]) for m in members if m != n} | {int(ix.rack[o])}
+                    if len(racks) < min(len(members), n_racks):
+                        continue
+                out[slot] = o
+                counts[n] -= 1
+                counts[o] += 1
+                break
+    return out
