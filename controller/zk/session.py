@@ -14,6 +14,7 @@ import contextlib
 import logging
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -241,8 +242,15 @@ class ZkSession:
         )
         try:
             return retrying(attempt)
-        except KAZOO_SESSION_LOST as exc:
-            raise SessionLost(f"{what}: {exc!r}") from exc
+        except BaseException as exc:
+            # tenacity keeps the failed attempt's outcome (this exception) in its retry state, a local of its own
+            # frames, which the exception's traceback holds: a reference cycle. Through the frames' callers it would
+            # keep everything on the stack alive (a 100,000-partition request's maps, after an expected NoNode)
+            # until a full collection. The finished frames' locals are not needed once the exception left them.
+            traceback.clear_frames(exc.__traceback__)
+            if isinstance(exc, KAZOO_SESSION_LOST):
+                raise SessionLost(f"{what}: {exc!r}") from exc
+            raise
 
     # -- reads ---------------------------------------------------------------------------------------
     def get(self, path: str, watch: Callable[[Any], None] | None = None) -> tuple[bytes | None, ZnodeStat] | None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import pytest
 from kazoo.client import KazooClient
 
@@ -113,3 +116,28 @@ def test_expired_broker_re_registers_with_a_new_epoch(zk_hosts: str, zk: KazooCl
             lambda: controller.snapshot().live_brokers[1].epoch == follower.registrar.broker_epoch,
             what="the controller to see the new broker epoch",
         )
+
+
+def test_an_expected_failure_through_the_retry_keeps_nothing_of_its_callers_alive(zk_hosts: str) -> None:
+    """A NoNode answered through the session's retry is an answer (``get`` returns None), and the caller's
+    locals are freed by reference counting when it returns: tenacity's retry state holds the exception, whose
+    traceback holds those frames, so without the frames cleared they would wait for a full collection."""
+
+    class Request:
+        pass
+
+    session = ZkSession(zk_hosts, session_timeout_ms=6000, name="cycle-check")
+    session.start()
+    gc.disable()
+    try:
+
+        def handle() -> weakref.ref[Request]:
+            request = Request()  # the caller's local, as a request's maps are
+            assert session.get("/no/such/znode") is None
+            return weakref.ref(request)
+
+        kept = handle()
+        assert kept() is None
+    finally:
+        gc.enable()
+        session.close()
