@@ -14,12 +14,14 @@ collector is off while any such phase runs, and when the last one ends everythin
 ``gc`` documentation and of Instagram's pre-fork servers) and the collector is back on. A request that writes a
 hundred thousand partitions is the same problem for its duration: it runs inside :func:`quiet` (no collection
 while it runs). What such a request leaves alive is mostly the metadata it wrote, which lives on like a load's:
-when a quiet phase ends with at least :data:`KEPT_AFTER_QUIET` more objects alive than the collector last saw,
-one full collection frees whatever garbage it made and everything alive is frozen, as after a build; a smaller
-request is left to the collector as usual. Frozen objects are still freed by reference counting when the
-image lets go of them; only an object in a reference cycle, alive when frozen and dropped later, is never freed.
-The phases make plain records (the measurement above found no cycle among them), and the freezes that follow
-requests come with bulk writes only.
+when the last quiet phase ends with at least :data:`KEPT_AFTER_QUIET` more objects alive than the collector last
+saw, one full collection frees whatever garbage was made and everything alive is frozen, as after a build; a
+smaller request is left to the collector as usual. Phases nest and overlap: the wire layer runs a bulk request
+(its decoding, the controller's call, its answer) as one, so that this collection comes after the answer is sent.
+
+Frozen objects are still freed by reference counting when the image lets go of them; only an object in a
+reference cycle, alive when frozen and dropped later, is never freed. The phases make plain records (the
+measurement above found no cycle among them), and the freezes that follow requests come with bulk writes only.
 
 Only the node process does this (its entry point calls :func:`manage`): a test runner or a tool that embeds a
 node must not have its collector switched off, or every object it made kept from it for the rest of the run.
@@ -97,10 +99,12 @@ def _phase(what: str, *, builds: bool) -> Iterator[None]:
             _phases -= 1
             if builds:
                 _built = what
-            elif gc.get_count()[0] >= KEPT_AFTER_QUIET:
-                gc.collect()  # the garbage it made (a retry's exception cycles) is freed, not frozen
-                _built = what
             if _phases == 0:
+                if _built is None and gc.get_count()[0] >= KEPT_AFTER_QUIET:
+                    # requests only, which left many objects alive: the garbage they made (an exception's cycle)
+                    # is freed, not frozen. After a build nothing is collected: its phases make plain records.
+                    gc.collect()
+                    _built = what
                 if _built is not None:
                     gc.freeze()
                     log.debug("%s built: %d objects kept out of full collections", _built, gc.get_freeze_count())

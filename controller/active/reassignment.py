@@ -16,7 +16,7 @@ from controller.active import leader_election as leaders
 from controller.active.api import Result
 from controller.active.context import ControllerContext, PartitionInfo
 from controller.active.state_changes import read_states, update_states
-from controller.active.topics import topic_znode
+from controller.active.topics import topic_assignment
 from controller.zk.errors import NoNodeError
 from controller.zk.fenced_writer import FencedWriter, OpFailed
 from controller.zk.ops import Delete, Op, SetData
@@ -57,8 +57,9 @@ class Reassigner:
     def write_topics(self, topics: Iterable[str]) -> None:
         """U1/B6: one fenced setData per topic with every partition's RS/AR/RR from the context."""
         written = [self.ctx.topics[t] for t in sorted(set(topics)) if t in self.ctx.topics]
+        assignments = [topic_assignment(t, uses_topic_ids=self.uses_topic_ids) for t in written]
         ops: list[Op] = [
-            SetData(paths.topic(t.name), topic_znode(t, uses_topic_ids=self.uses_topic_ids)) for t in written
+            SetData(paths.topic(t.name), a.encode(), decoded=a) for t, a in zip(written, assignments, strict=True)
         ]
         for topic, op, result in zip(written, ops, self.writer.bulk(ops), strict=True):
             if isinstance(result, Exception):
@@ -152,15 +153,26 @@ class Reassigner:
                 changed_topics.add(tp.topic)
         self.write_topics(changed_topics)  # U1 before anything else
         self.offline_replicas(unneeded)  # U3: replicas of a superseded move
-        moving = [tp for tp, a in moves.items() if a.is_being_reassigned and self.ctx.partition(tp) is not None]
+        moving: set[TopicPartition] = set()
+        unread: list[TopicPartition] = []
+        for tp, a in moves.items():
+            if a.is_being_reassigned and (info := self.ctx.partition(tp)) is not None:
+                moving.add(tp)
+                if not info.has_state:
+                    unread.append(tp)
         # Kafka re-reads every moving partition's state here. The context's state is the truth of ZooKeeper at
         # its zkVersion (partition_epoch), and the A1 write is conditional on that version: a state someone else
         # changed meanwhile (a broker's legacy ISR write) fails the write, is re-read and decided again below.
         # So only the states the context lacks are read; a 100,000-partition request skips 100,000 reads.
-        self.refresh([tp for tp in moving if (i := self.ctx.partition(tp)) is not None and not i.has_state])
-        complete = [tp for tp in moves if self._complete(tp)]
-        done = set(complete)
-        late = self.bump_epochs([tp for tp in moving if tp not in done], unless_complete=True)  # A1
+        self.refresh(unread)
+        complete: list[TopicPartition] = []
+        pending: list[TopicPartition] = []
+        for tp in moves:
+            if self._complete(tp):
+                complete.append(tp)
+            elif tp in moving:
+                pending.append(tp)
+        late = self.bump_epochs(pending, unless_complete=True)  # A1
         self.complete([*complete, *late])
 
     def _complete(self, tp: TopicPartition) -> bool:

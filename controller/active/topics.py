@@ -107,8 +107,9 @@ def plan_topic(
     return _placement(broker_metadata(ctx), new.num_partitions, new.replication_factor)
 
 
-def topic_znode(topic: TopicInfo, *, uses_topic_ids: bool) -> bytes:
-    """Version 3 (with the id) at IBP >= 2.8-IV0, version 2 below; an existing id is never dropped."""
+def topic_assignment(topic: TopicInfo, *, uses_topic_ids: bool) -> TopicAssignment:
+    """The topic znode of ``topic``: version 3 (with the id) at IBP >= 2.8-IV0, version 2 below; an existing id
+    is never dropped. Equal to what decoding its bytes gives (key order aside: readers sort partitions)."""
     version = 3 if uses_topic_ids or topic.topic_id is not None else 2
     parts = topic.partitions
     return TopicAssignment(
@@ -117,7 +118,11 @@ def topic_znode(topic: TopicInfo, *, uses_topic_ids: bool) -> bytes:
         removing_replicas={p: i.removing for p, i in parts.items() if i.removing},
         topic_id=topic.topic_id if version == 3 else None,
         version=version,
-    ).encode()
+    )
+
+
+def topic_znode(topic: TopicInfo, *, uses_topic_ids: bool) -> bytes:
+    return topic_assignment(topic, uses_topic_ids=uses_topic_ids).encode()
 
 
 def _new_topic(
@@ -127,9 +132,10 @@ def _new_topic(
     topic = TopicInfo(new.name, random_uuid() if uses_topic_ids else None)
     topic.partitions = {p: PartitionInfo.of(p, ReplicaAssignment(tuple(r))) for p, r in sorted(assignment.items())}
     topic.znode_json_version = 3 if uses_topic_ids else 2
+    znode = topic_assignment(topic, uses_topic_ids=uses_topic_ids)
     ops: list[Op] = [
         Create(paths.entity_config("topics", new.name), EntityConfig(dict(new.configs)).encode()),
-        Create(paths.topic(new.name), topic_znode(topic, uses_topic_ids=uses_topic_ids)),
+        Create(paths.topic(new.name), znode.encode(), decoded=znode),
         Create(paths.topic_partitions(new.name), None),
     ]
     return topic, ops

@@ -172,10 +172,13 @@ def rearm_points(zxids: Iterable[int]) -> dict[int, int]:
     return points
 
 
-def decode_topic_data(name: str, data: bytes | None, czxid: int, version: int) -> TopicEntry:
+def decode_topic_data(
+    name: str, data: bytes | None, czxid: int, version: int, known: TopicAssignment | None = None
+) -> TopicEntry:
+    """The topic znode's entry; ``known``: what ``data`` encodes, when the writer has it (its own write)."""
     path = paths.topic(name)
     try:
-        return TopicEntry(czxid, TopicAssignment.decode(path, data), version=version)
+        return TopicEntry(czxid, known if known is not None else TopicAssignment.decode(path, data), version=version)
     except ZnodeFormatError as exc:
         # Kafka would read it as an empty assignment; we leave the topic out and keep watching the znode.
         log.error("metadata cache: skipping topic %s: %s", name, exc)

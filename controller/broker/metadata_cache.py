@@ -216,7 +216,7 @@ class MetadataCache(WatchedCache[MetadataSnapshot]):
                 if p is None:
                     old = model.topics.get(name)
                     if old is None or old.czxid != czxid or old.version < version:
-                        fresh = decode_topic_data(name, data, czxid, version)
+                        fresh = decode_topic_data(name, data, czxid, version, op.decoded)
                         if old is not None and old.czxid == czxid and fresh.assignment is not None:
                             fresh.states = {q: st for q, st in old.states.items() if q in fresh.assignment.partitions}
                         model.topics[name] = fresh

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from controller import heap
 from controller.logtags import UNEXPECTED
 from controller.security.principal import ANONYMOUS, KafkaPrincipal
 from controller.security.ssl_principal import NoMatchingRule, certificate_dn
@@ -33,6 +34,10 @@ from controller.wire.codec import (
 log = logging.getLogger(__name__)
 #: socket.request.max.bytes default in Kafka.
 DEFAULT_MAX_FRAME = 104_857_600
+#: A request frame at least this large (tens of thousands of partitions) is decoded, handled and answered as one
+#: :func:`controller.heap.quiet` phase: the collector does not rescan the heap while it allocates, and what it
+#: left alive is collected once after its answer is written, not before.
+BULK_FRAME_BYTES = 16 * 1024
 
 
 @dataclass(eq=False)
@@ -185,11 +190,13 @@ class KafkaServer:
                     self.closed_for_bad_input += 1
                     return
                 frame = bytes(await reader.readexactly(size))
-                reply = await self._handle(frame, conn)
+                with heap.quiet("a bulk request") if size >= BULK_FRAME_BYTES else contextlib.nullcontext():
+                    reply = await self._handle(frame, conn)
+                    if reply is not None:
+                        writer.write(struct.pack(">i", len(reply)) + reply)
                 if reply is None:
                     self.closed_for_bad_input += 1
                     return
-                writer.write(struct.pack(">i", len(reply)) + reply)
                 await writer.drain()
                 if conn.close_after_reply:
                     if conn.close_delay > 0:

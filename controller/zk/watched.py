@@ -256,7 +256,9 @@ class WatchedCache(ABC, Generic[S]):
         try:
             if event.type == EventType.NONE or event.path is None:
                 return  # kazoo dropping its watchers on a disconnect: the state listener schedules the reload
-            if self._pending.mark(event.path):
+            # Set only when clear: the cache thread clears the event before it takes the marked paths, so a path
+            # marked while it is still set is taken by that pass (a reassignment's own writes fire 110,000 events).
+            if self._pending.mark(event.path) and not self._wake.is_set():
                 self._wake.set()
         except Exception:
             self._log.exception("%s %s: watch callback failed for %r", UNEXPECTED, self.name, event)
