@@ -17,11 +17,15 @@ def test_topic_administration(stack: RunningStack) -> None:
     admin = KafkaAdminClient(bootstrap_servers=stack.bootstrap, request_timeout_ms=30000)
     try:
         admin.create_topics([NewTopic("kp-events", num_partitions=4, replication_factor=2)])
+
         # CreateTopics answers once the handling node's cache has the leaders (as Kafka's ZK-mode broker does);
-        # the next request may go to another node, whose cache gets there a watch later.
-        wait_for(lambda: "kp-events" in admin.list_topics(), 30, "kp-events on every node")
-        described = admin.describe_topics(["kp-events"])[0]
-        assert described["error_code"] == 0 and len(described["partitions"]) == 4
+        # each later request goes to the least-loaded node, whose cache may get there a watch later (it answers
+        # UNKNOWN_TOPIC_OR_PARTITION until then, as a Kafka broker before its UpdateMetadata).
+        def described() -> bool:
+            topic = admin.describe_topics(["kp-events"])[0]
+            return bool(topic["error_code"] == 0 and len(topic["partitions"]) == 4)
+
+        wait_for(described, 30, "kp-events described with its 4 partitions")
         with pytest.raises(TopicAlreadyExistsError):
             admin.create_topics([NewTopic("kp-events", num_partitions=1, replication_factor=1)])
         admin.create_partitions({"kp-events": NewPartitions(total_count=6)})
