@@ -48,7 +48,11 @@ class ReplicaAssignment:
         """Start (or re-target) a move: RS = distinct(target ++ origin), AR = RS - origin, RR = RS - target."""
         origin = self.origin
         full = tuple(dict.fromkeys([*target, *origin]))
-        return _assignment(full, tuple(r for r in full if r not in origin), tuple(r for r in full if r not in target))
+        return ReplicaAssignment(
+            replicas=full,
+            adding=tuple(r for r in full if r not in origin),
+            removing=tuple(r for r in full if r not in target),
+        )
 
     def cancel(self) -> "ReplicaAssignment":
         """Return to the origin; as in Kafka the original order is not guaranteed to come back."""
@@ -57,11 +61,3 @@ class ReplicaAssignment:
     def complete(self) -> "ReplicaAssignment":
         """The state written in phase B6: RS = TRS with AR and RR empty."""
         return ReplicaAssignment(self.target)
-
-
-def _assignment(replicas: Replicas, adding: Replicas, removing: Replicas) -> ReplicaAssignment:
-    """``ReplicaAssignment(replicas, adding, removing)`` without the frozen dataclass's three
-    ``object.__setattr__`` calls (a fifth of the cost): a reassignment builds one per partition it moves."""
-    made = object.__new__(ReplicaAssignment)
-    made.__dict__.update(replicas=replicas, adding=adding, removing=removing)
-    return made
