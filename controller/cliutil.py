@@ -57,10 +57,19 @@ def port(text: str) -> int:
 
 def seconds(text: str) -> float:
     """argparse type: a duration in seconds, above zero and finite (every duration flag without ``-ms``)."""
+    return _positive_number(text, "seconds")
+
+
+def per_second(text: str) -> float:
+    """argparse type: a rate, above zero and finite."""
+    return _positive_number(text, "operations per second")
+
+
+def _positive_number(text: str, unit: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected {unit}, got {text!r}") from None
     if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a positive number of {unit}, got {text!r}")
     return value

@@ -13,7 +13,7 @@ input) the results are identical.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from zkmodel.java import java_string_key
@@ -117,12 +117,23 @@ def assign_replicas_to_brokers(
     return _assign_rack_aware(n_partitions, replication_factor, brokers, fixed_start_index, start_partition_id, rng)
 
 
-def _start_and_shift(n_brokers: int, fixed_start_index: int, rng: random.Random) -> tuple[int, int]:
-    # Kafka draws the start index first, then the shift (two separate nextInt calls).
+def _walk(
+    n_brokers: int, n_partitions: int, fixed_start_index: int, start_partition_id: int, rng: random.Random
+) -> Iterator[tuple[int, int, int]]:
+    """Kafka's walk over the partitions to place, shared by both of its assignments: each partition id with
+    the index of its first replica and the replica shift, which grows by one whenever the ids wrap the broker
+    list. Kafka draws the start index first, then the shift (two separate nextInt calls)."""
     if fixed_start_index >= 0:
-        return fixed_start_index, fixed_start_index
-    start_index = rng.randrange(n_brokers)
-    return start_index, rng.randrange(n_brokers)
+        start_index, shift = fixed_start_index, fixed_start_index
+    else:
+        start_index = rng.randrange(n_brokers)
+        shift = rng.randrange(n_brokers)
+    partition_id = max(0, start_partition_id)
+    for _ in range(n_partitions):
+        if partition_id > 0 and partition_id % n_brokers == 0:
+            shift += 1
+        yield partition_id, (partition_id + start_index) % n_brokers, shift
+        partition_id += 1
 
 
 def _assign_rack_unaware(
@@ -134,19 +145,11 @@ def _assign_rack_unaware(
     rng: random.Random,
 ) -> dict[int, list[int]]:
     n = len(broker_list)
-    start_index, next_replica_shift = _start_and_shift(n, fixed_start_index, rng)
-    partition_id = max(0, start_partition_id)
     result: dict[int, list[int]] = {}
-    for _ in range(n_partitions):
-        if partition_id > 0 and partition_id % n == 0:
-            next_replica_shift += 1
-        first = (partition_id + start_index) % n
+    for partition_id, first, shift in _walk(n, n_partitions, fixed_start_index, start_partition_id, rng):
         replicas = [broker_list[first]]
-        replicas.extend(
-            broker_list[_replica_index(first, next_replica_shift, j, n)] for j in range(replication_factor - 1)
-        )
+        replicas.extend(broker_list[_replica_index(first, shift, j, n)] for j in range(replication_factor - 1))
         result[partition_id] = replicas
-        partition_id += 1
     return result
 
 
@@ -172,13 +175,8 @@ def _assign_rack_aware(
     num_racks = len(set(rack_of.values()))
     arranged = rack_alternated_broker_list(rack_of)
     n = len(arranged)
-    start_index, next_replica_shift = _start_and_shift(n, fixed_start_index, rng)
-    partition_id = max(0, start_partition_id)
     result: dict[int, list[int]] = {}
-    for _ in range(n_partitions):
-        if partition_id > 0 and partition_id % n == 0:
-            next_replica_shift += 1
-        first = (partition_id + start_index) % n
+    for partition_id, first, shift in _walk(n, n_partitions, fixed_start_index, start_partition_id, rng):
         leader = arranged[first]
         replicas = [leader]
         racks_with_replicas = {rack_of[leader]}
@@ -186,7 +184,7 @@ def _assign_rack_aware(
         k = 0
         for _ in range(replication_factor - 1):
             while True:
-                candidate = arranged[_replica_index(first, next_replica_shift * num_racks, k, n)]
+                candidate = arranged[_replica_index(first, shift * num_racks, k, n)]
                 rack = rack_of[candidate]
                 k += 1
                 # Skip a broker whose rack already has a replica while some rack has none, and a broker
@@ -199,7 +197,6 @@ def _assign_rack_aware(
                     brokers_with_replicas.add(candidate)
                     break
         result[partition_id] = replicas
-        partition_id += 1
     return result
 
 

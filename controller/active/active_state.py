@@ -3,29 +3,18 @@ leadership, built together at failover and dropped together at resignation."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from controller.active.context import ControllerContext
 from controller.active.leadership import Leadership
 from controller.active.reassignment import Reassigner
 from controller.zk.fenced_writer import FencedWriter
-from controller.zk.session import ZkSession
 
 
 class Active:
-    """Everything that exists only while this node is the active controller."""
+    """Everything that exists only while this node is the active controller, around one epoch's reassigner
+    (which holds the context, the fenced writer and the session the rest shares)."""
 
-    def __init__(
-        self,
-        ctx: ControllerContext,
-        writer: FencedWriter,
-        session: ZkSession,
-        uses_topic_ids: bool,
-        on_reassignments_completed: Callable[[int], None] | None = None,
-    ) -> None:
-        self.ctx = ctx
-        self.writer = writer
-        self.reassigner = Reassigner(
-            ctx, writer, session, uses_topic_ids=uses_topic_ids, on_completed=on_reassignments_completed
-        )
-        self.leadership = Leadership(ctx, writer, session, self.reassigner)
+    def __init__(self, reassigner: Reassigner) -> None:
+        self.ctx: ControllerContext = reassigner.ctx
+        self.writer: FencedWriter = reassigner.writer
+        self.reassigner = reassigner
+        self.leadership = Leadership(reassigner.ctx, reassigner.writer, reassigner.session, reassigner)

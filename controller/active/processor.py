@@ -20,6 +20,7 @@ from controller.active.active_state import Active
 from controller.active.controller_election import active_controller, release_own_controller_znode, try_elect
 from controller.active.failover import LoadReport, load_context
 from controller.active.feature import ensure_feature_znode
+from controller.active.reassignment import Reassigner
 from controller.active.standby import context_from_image
 from controller.active.watch_handlers import WatchHandlers
 from controller.image.snapshot import MetadataSnapshot
@@ -320,7 +321,15 @@ class ControllerProcessor(WatchHandlers):
                 topic_watch=self._on_topic_watch,
             )
         writer = FencedWriter(self.session, epoch, epoch_zk_version, observer=self.write_observer)
-        active = Active(ctx, writer, self.session, self.uses_topic_ids, self._reassignments_completed)
+        active = Active(
+            Reassigner(
+                ctx,
+                writer,
+                self.session,
+                uses_topic_ids=self.uses_topic_ids,
+                on_completed=self._reassignments_completed,
+            )
+        )
         self.active = active
         self._upgrade_topic_znodes(report.topics_to_upgrade)
         # One pass finds what the failover's state changes start from: partitions to bring online (Kafka's

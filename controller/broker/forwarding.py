@@ -98,23 +98,40 @@ class Backoff:
 
 
 class ForwardingMetrics(Protocol):
-    def forwarded_request(self) -> None: ...
-    def envelope_sent(self) -> None: ...
-    def authorization_failed(self) -> None: ...
-    def queue_length(self, n: int) -> None: ...
-    def queue_time(self, seconds: float) -> None: ...
-    def remote_time(self, seconds: float) -> None: ...
-    def retry(self, reason: str) -> None: ...
+    """What forwarding reports (the node's :class:`controller.metrics.NodeMetrics` counts it). Each method's
+    default reports nothing, so a class that names this protocol as its base is the null object."""
+
+    def forwarded_request(self) -> None:
+        """A request was forwarded (counted once, however many envelopes it took)."""
+        return None
+
+    def envelope_sent(self) -> None:
+        """An envelope went to the controller."""
+        return None
+
+    def authorization_failed(self) -> None:
+        """The controller answered an envelope with CLUSTER_AUTHORIZATION_FAILED (this node may not forward)."""
+        return None
+
+    def queue_length(self, n: int) -> None:
+        """Requests waiting for a channel."""
+        return None
+
+    def queue_time(self, seconds: float) -> None:
+        """From a request's arrival to its last envelope's sending (or to its timeout)."""
+        return None
+
+    def remote_time(self, seconds: float) -> None:
+        """From the last envelope's sending to the controller's answer."""
+        return None
+
+    def retry(self, reason: str) -> None:
+        """An envelope is sent again, and why."""
+        return None
 
 
-class NoMetrics:
-    def forwarded_request(self) -> None: ...
-    def envelope_sent(self) -> None: ...
-    def authorization_failed(self) -> None: ...
-    def queue_length(self, n: int) -> None: ...
-    def queue_time(self, seconds: float) -> None: ...
-    def remote_time(self, seconds: float) -> None: ...
-    def retry(self, reason: str) -> None: ...
+class NoMetrics(ForwardingMetrics):
+    """A manager given no metrics: every report is dropped."""
 
 
 @dataclass

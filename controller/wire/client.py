@@ -139,13 +139,9 @@ class KafkaClient:
 
     def _authenticate(self, sasl: SaslCredentials) -> None:
         steps = sasl_exchanges(sasl, f"{self.host}:{self.port}")
-        reply = None
-        while True:
-            try:
-                request = steps.send(reply)
-            except StopIteration:
-                return
-            reply = self._exchange(*request)
+        request = next_step(steps, None)
+        while request is not None:
+            request = next_step(steps, self._exchange(*request))
 
     def _exchange(self, api_key: int, version: int, body: Any) -> Any:
         if api_key not in (17, 36):
@@ -197,6 +193,14 @@ def decode_response(api_key: int, version: int, data: bytes, correlation: int) -
     check_arrays(response_cls, data, offset)  # FrameError (a ValueError) before kio could abort the process
     response, _ = entity_reader(response_cls)(data, offset)
     return response
+
+
+def next_step(steps: Generator[tuple[int, int, Any], Any, None], reply: Any) -> tuple[int, int, Any] | None:
+    """The request :func:`sasl_exchanges` wants sent after ``reply`` (None to start), or None when it is done."""
+    try:
+        return steps.send(reply)
+    except StopIteration:
+        return None
 
 
 def sasl_exchanges(sasl: SaslCredentials, peer: str) -> Generator[tuple[int, int, Any], Any, None]:
@@ -266,13 +270,9 @@ async def open_channel(
     try:
         if sasl is not None:
             steps = sasl_exchanges(sasl, f"{host}:{port}")
-            reply = None
-            while True:
-                try:
-                    request = steps.send(reply)
-                except StopIteration:
-                    break
-                reply = await channel.request(*request)
+            request = next_step(steps, None)
+            while request is not None:
+                request = next_step(steps, await channel.request(*request))
     except BaseException:
         writer.close()
         raise

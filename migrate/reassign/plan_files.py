@@ -144,6 +144,10 @@ def _where(path: str) -> str:
     return f" at {path}" if path else ""
 
 
+#: What ``DecodeJson.decodeList`` calls a value that is not an array.
+_DECODE_LIST = "`JSON array` value"
+
+
 def _expected(what: str, value: Any, path: str) -> PlanFileError:
     """DecodeJson's "Expected `X` value, received V" (``what`` already has its backticks and "value")."""
     return PlanFileError(f"Expected {what}, received {_node_text(value)}{_where(path)}")
@@ -156,10 +160,10 @@ def _object(value: Any, path: str) -> dict[str, Any]:
     return value
 
 
-def _array(value: Any, path: str) -> list[Any]:
-    """``JsonValue.asJsonArray``."""
+def _array(value: Any, path: str, what: str = "JSON array") -> list[Any]:
+    """``JsonValue.asJsonArray``; ``DecodeJson.decodeList`` says "`JSON array` value" instead (``what``)."""
     if not isinstance(value, list):
-        raise _expected("JSON array", value, path)
+        raise _expected(what, value, path)
     return value
 
 
@@ -174,13 +178,6 @@ def _string(value: Any, path: str) -> str:
     """``DecodeString``."""
     if not isinstance(value, str):
         raise _expected("`String` value", value, path)
-    return value
-
-
-def _list_of(value: Any, path: str) -> list[Any]:
-    """``DecodeJson.decodeList``: its message says "`JSON array` value", unlike asJsonArray's."""
-    if not isinstance(value, list):
-        raise _expected("`JSON array` value", value, path)
     return value
 
 
@@ -219,12 +216,12 @@ def parse_reassignment(text: str) -> list[PlannedPartition]:
         partition = _int(_field(fields, "partition", path), f"{path}.partition")
         replicas = [
             _int(r, f"{path}.replicas[{j}]")
-            for j, r in enumerate(_list_of(_field(fields, "replicas", path), f"{path}.replicas"))
+            for j, r in enumerate(_array(_field(fields, "replicas", path), f"{path}.replicas", _DECODE_LIST))
         ]
         if "log_dirs" in fields:
             dirs = [
                 _string(d, f"{path}.log_dirs[{j}]")
-                for j, d in enumerate(_list_of(fields["log_dirs"], f"{path}.log_dirs"))
+                for j, d in enumerate(_array(fields["log_dirs"], f"{path}.log_dirs", _DECODE_LIST))
             ]
         else:
             dirs = [ANY_LOG_DIR] * len(replicas)

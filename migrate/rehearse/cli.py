@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from controller.cliutil import positive_int
-from migrate.snapshot.restore_cli import add_restore_flags
+from controller.cliutil import per_second, positive_int, seconds
+from migrate.snapshot.restore_cli import add_twin_flags
 
 if TYPE_CHECKING:
     from migrate.rehearse.cluster import Cluster
@@ -35,16 +35,6 @@ def _fraction(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a fraction between 0 and 1, got {text!r}") from None
     if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"expected a fraction between 0 and 1, got {text!r}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
     return value
 
 
@@ -367,7 +357,7 @@ def configure(r: argparse.ArgumentParser) -> None:
     )
     # A hidden alias, so scripts that spell it --out keep running.
     r.add_argument("--out", dest="output", help=argparse.SUPPRESS)
-    r.add_argument("--rate", type=_seconds, default=8.0, help="client operations per second, all clients (default 8)")
+    r.add_argument("--rate", type=per_second, default=8.0, help="client operations per second, all clients (default 8)")
     r.add_argument("--client", action="append", choices=CLIENTS, help="client libraries for the load (default both)")
     r.add_argument(
         "--error-threshold",
@@ -375,22 +365,22 @@ def configure(r: argparse.ArgumentParser) -> None:
         default=0.1,
         help="largest share of failed client operations per step (default 0.1)",
     )
-    r.add_argument("--isr-timeout", type=_seconds, default=60.0, help="wait for a node to rejoin its ISRs (s)")
+    r.add_argument("--isr-timeout", type=seconds, default=60.0, help="wait for a node to rejoin its ISRs (s)")
     r.add_argument(
         "--min-isr-timeout",
-        type=_seconds,
+        type=seconds,
         default=60.0,
         help="wait for a node to be safe to restart (min.insync.replicas) (s)",
     )
-    r.add_argument("--restart-timeout", type=_seconds, default=90.0, help="wait for a node to start (s)")
-    r.add_argument("--reassignment-timeout", type=_seconds, default=120.0, help="wait for reassignments (s)")
+    r.add_argument("--restart-timeout", type=seconds, default=90.0, help="wait for a node to start (s)")
+    r.add_argument("--reassignment-timeout", type=seconds, default=120.0, help="wait for reassignments (s)")
     r.add_argument(
         "--settle",
-        type=_seconds,
+        type=seconds,
         default=2.0,
         help="seconds of client load after each restart before the step's checks (default 2)",
     )
-    r.add_argument("--zk-pause", type=_seconds, default=4.0, help="how long pause-zookeeper freezes a server (s)")
+    r.add_argument("--zk-pause", type=seconds, default=4.0, help="how long pause-zookeeper freezes a server (s)")
     r.add_argument(
         "--session-timeout-ms",
         type=positive_int,
@@ -407,21 +397,10 @@ def configure(r: argparse.ArgumentParser) -> None:
         help="node config for one node (e.g. a deliberate misconfiguration)",
     )
     twin = r.add_argument_group("on a twin of a production cluster (--from-snapshot)")
-    twin.add_argument(
-        "--from-snapshot",
-        nargs="+",
-        metavar="ROWS",
-        help="rehearse on a twin: restore these rows (snapshot export/parse output) into the rehearsal's "
+    add_twin_flags(
+        twin,
+        from_snapshot="rehearse on a twin: restore these rows (snapshot export/parse output) into the rehearsal's "
         "ZooKeeper and start one node per broker registered in them, with its id and rack",
+        max_nodes="start at most N of the twin's nodes (the production controller first)",
     )
-    twin.add_argument(
-        "--start-missing", action="store_true", help="also start brokers the assignments name but no znode registers"
-    )
-    twin.add_argument(
-        "--max-nodes",
-        type=positive_int,
-        default=None,
-        help="start at most N of the twin's nodes (the production controller first)",
-    )
-    add_restore_flags(twin)
     r.set_defaults(func=cmd_rehearse)

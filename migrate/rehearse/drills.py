@@ -33,13 +33,18 @@ if TYPE_CHECKING:
 THROTTLE = str(700 * 1024)
 
 
-def _aim(host: StepHost) -> tuple[int, Broker | None]:
+def _aim(host: StepHost, drill: str, how: str, mark: str) -> tuple[int, Broker | None]:
     """The active controller and its registration now (one read): the drill's target, and the czxid its
-    re-registration must differ from."""
+    re-registration must differ from. Says, before the drill acts, that the step moves the controller and
+    takes the node down (``how`` and ``mark`` name it as ``{}``), so the checks judge what follows by it."""
     snap = host.snapshot()
     if snap.controller is None:
         raise StepFailed("no active controller to aim the drill at")
-    return snap.controller, snap.brokers.get(snap.controller)
+    victim = snap.controller
+    host.disrupted(f"drill {drill}: {how.format(victim)}")
+    host.mark(mark.format(victim))
+    host.took_down(victim)
+    return victim, snap.brokers.get(victim)
 
 
 def _all_in_sync(host: StepHost) -> tuple[bool, str]:
@@ -52,10 +57,9 @@ def _all_in_sync(host: StepHost) -> tuple[bool, str]:
 
 
 def kill_controller(host: StepHost, rec: StepRecord) -> None:
-    victim, old = _aim(host)
-    host.disrupted(f"drill kill-controller: SIGKILL of node {victim}, the active controller")
-    host.mark(f"SIGKILL node {victim} (controller)")
-    host.took_down(victim)
+    victim, old = _aim(
+        host, "kill-controller", "SIGKILL of node {}, the active controller", "SIGKILL node {} (controller)"
+    )
 
     def another_elected() -> tuple[bool, str]:
         c = host.snapshot().controller
@@ -154,10 +158,12 @@ def restart_during_reassignment(host: StepHost, rec: StepRecord) -> None:
 
 
 def freeze_controller(host: StepHost, rec: StepRecord) -> None:
-    victim, old = _aim(host)
-    host.disrupted(f"drill freeze-controller: node {victim}, the active controller, lost its ZooKeeper session")
-    host.mark(f"freeze node {victim} (controller) past its session")
-    host.took_down(victim)
+    victim, old = _aim(
+        host,
+        "freeze-controller",
+        "node {}, the active controller, lost its ZooKeeper session",
+        "freeze node {} (controller) past its session",
+    )
 
     def gone() -> tuple[bool, str]:
         b = host.snapshot().brokers.get(victim)

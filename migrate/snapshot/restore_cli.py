@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import gc
 
-from controller.cliutil import seconds
+from controller.cliutil import positive_int, seconds
 from controller.exits import CommandError, ExitCode, UsageError
 from migrate.connect import add_tls_flag
 
@@ -32,6 +32,19 @@ def add_restore_flags(parser: argparse.ArgumentParser | argparse._ArgumentGroup)
         metavar="PATH",
         help="where Kafka's tree is in the rows (default: found from /brokers)",
     )
+
+
+def add_twin_flags(
+    group: argparse._ArgumentGroup, *, from_snapshot: str, max_nodes: str = "start at most N nodes (controller first)"
+) -> None:
+    """The flags of ``up --from-snapshot`` and ``rehearse --from-snapshot``: which rows, which nodes to start, and
+    the restore's own flags; ``from_snapshot`` and ``max_nodes`` are the two helps that differ."""
+    group.add_argument("--from-snapshot", nargs="+", metavar="ROWS", help=from_snapshot)
+    group.add_argument(
+        "--start-missing", action="store_true", help="also start brokers the assignments name but no znode registers"
+    )
+    group.add_argument("--max-nodes", type=positive_int, default=None, help=max_nodes)
+    add_restore_flags(group)
 
 
 def cmd_restore(args: argparse.Namespace) -> int:

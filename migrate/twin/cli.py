@@ -10,26 +10,18 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from controller.cliutil import positive_int
 from controller.exits import CommandError, ExitCode, UsageError
-from migrate.snapshot.restore_cli import add_restore_flags
+from migrate.snapshot.restore_cli import add_twin_flags
 
 
 def extend_up(up: argparse.ArgumentParser) -> None:
     plain: Callable[[argparse.Namespace], int] = up.get_default("func")
     twin = up.add_argument_group("a twin of a production cluster (--from-snapshot)")
-    twin.add_argument(
-        "--from-snapshot",
-        nargs="+",
-        metavar="ROWS",
-        help="restore these rows (snapshot export/parse output: files or directories) into the sandbox ZooKeeper, "
-        "then start one node per broker registered in them, with its broker id and rack",
+    add_twin_flags(
+        twin,
+        from_snapshot="restore these rows (snapshot export/parse output: files or directories) into the sandbox "
+        "ZooKeeper, then start one node per broker registered in them, with its broker id and rack",
     )
-    twin.add_argument(
-        "--start-missing", action="store_true", help="also start brokers the assignments name but no znode registers"
-    )
-    twin.add_argument("--max-nodes", type=positive_int, default=None, help="start at most N nodes (controller first)")
-    add_restore_flags(twin)
 
     def cmd(args: argparse.Namespace) -> int:
         return cmd_up_twin(args) if args.from_snapshot else plain(args)
