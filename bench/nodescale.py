@@ -184,6 +184,8 @@ def profiled(pid: int, out: Path | None, *, gil: bool = False) -> Iterator[None]
         yield
         return
     spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    if not Path(spy).exists():
+        raise SystemExit("--profile records with py-spy, which is not installed here: pip install py-spy")
     recorder = subprocess.Popen(
         [
             spy,

@@ -51,6 +51,17 @@ _built: str | None = None
 #: times (young, middle, then full collections that also rescan everything not frozen): a 100,000-partition
 #: reassignment left ~2 s of a node's 8 s to it. One full collection and a freeze traverse them once.
 KEPT_AFTER_QUIET = 100_000
+#: How long the node runs no phase before what bulk requests left alive is collected and frozen: a client that
+#: sends its batches one after another (CreateTopics of 1,000 topics at a time) has its next batch on the wire
+#: well within it, so the batches' objects are settled once, after the last one.
+SETTLE_S = 0.2
+#: Net new tracked objects at which a bulk request's end settles at once (a bound on the memory the collector
+#: leaves unscanned while it waits).
+SETTLE_AT_ONCE = 20 * KEPT_AFTER_QUIET
+_settle_timer: threading.Timer | None = None
+_settle_due = False
+#: The young-generation count when the first of the running phases began.
+_young_at_start = 0
 
 
 def manage() -> None:
@@ -84,7 +95,7 @@ def quiet(what: str) -> Iterator[None]:
 
 @contextmanager
 def _phase(what: str, *, builds: bool) -> Iterator[None]:
-    global _phases, _built
+    global _phases, _built, _young_at_start
     if not _managed:
         yield
         return
@@ -92,6 +103,7 @@ def _phase(what: str, *, builds: bool) -> Iterator[None]:
         _phases += 1
         if _phases == 1:
             gc.disable()
+            _young_at_start = gc.get_count()[0]
     try:
         yield
     finally:
@@ -100,13 +112,64 @@ def _phase(what: str, *, builds: bool) -> Iterator[None]:
             if builds:
                 _built = what
             if _phases == 0:
-                if _built is None and gc.get_count()[0] >= KEPT_AFTER_QUIET:
-                    # requests only, which left many objects alive: the garbage they made (an exception's cycle)
-                    # is freed, not frozen. After a build nothing is collected: its phases make plain records.
-                    gc.collect()
-                    _built = what
-                if _built is not None:
-                    gc.freeze()
-                    log.debug("%s built: %d objects kept out of full collections", _built, gc.get_freeze_count())
-                    _built = None
-                gc.enable()
+                _last_phase_ended(what)
+
+
+def _last_phase_ended(what: str) -> None:
+    """With ``_lock`` held, no phase running: freeze what a build made, settle a bulk request's objects now or
+    after :data:`SETTLE_S`, or hand the collector back."""
+    global _built, _settle_timer
+    if _built is not None:
+        # After a build nothing is collected: its phases make plain records.
+        _cancel_settling()
+        gc.freeze()
+        log.debug("%s built: %d objects kept out of full collections", _built, gc.get_freeze_count())
+        _built = None
+        gc.enable()
+        return
+    young = gc.get_count()[0]
+    if _settle_timer is None and young < KEPT_AFTER_QUIET:
+        gc.enable()
+        return
+    if young >= SETTLE_AT_ONCE or _settle_due:
+        _settle(what)
+        return
+    if _settle_timer is not None and young - _young_at_start < KEPT_AFTER_QUIET:
+        return  # a small request while bulk ones settle: it does not put the collection off
+    # A bulk request left many objects alive: the collector stays off until the node has run no phase for
+    # SETTLE_S, so that a client's next batch, sent as soon as this one was answered, does not wait for it.
+    _cancel_settling()
+    _settle_timer = threading.Timer(SETTLE_S, _settle_when_idle, args=(what,))
+    _settle_timer.daemon = True
+    _settle_timer.start()
+
+
+def _settle(what: str) -> None:
+    """With ``_lock`` held: one full collection frees the garbage the requests made (an exception's cycle), then
+    everything alive is frozen and the collector is back on."""
+    global _settle_due
+    _cancel_settling()
+    _settle_due = False
+    freed = gc.collect()
+    gc.freeze()
+    log.debug("after %s: %d objects freed, %d kept out of full collections", what, freed, gc.get_freeze_count())
+    gc.enable()
+
+
+def _settle_when_idle(what: str) -> None:
+    global _settle_due, _settle_timer
+    with _lock:
+        if _settle_timer is None or threading.current_thread() is not _settle_timer:
+            return  # cancelled, or replaced by a later request's timer
+        _settle_timer = None
+        if _phases == 0:
+            _settle(what)
+        else:
+            _settle_due = True  # the phase that ends last settles, however small it is
+
+
+def _cancel_settling() -> None:
+    global _settle_timer
+    if _settle_timer is not None:
+        _settle_timer.cancel()
+        _settle_timer = None

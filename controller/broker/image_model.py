@@ -149,6 +149,8 @@ def znode_kind(path: str) -> tuple[str, int | None] | None:
     rest = path[_TOPICS_PREFIX_LEN:]
     if "/" not in rest:
         return rest, None
+    if not rest.endswith("/state"):
+        return None  # most of a topic's creates: /partitions and /partitions/N
     parts = rest.split("/")
     if len(parts) == 4 and parts[1] == "partitions" and parts[3] == "state" and parts[2].isdigit():
         return parts[0], int(parts[2])

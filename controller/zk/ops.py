@@ -22,8 +22,9 @@ from kazoo.protocol.serialization import Delete as _KDelete
 from kazoo.protocol.serialization import SetData as _KSetData
 from kazoo.security import OPEN_ACL_UNSAFE
 
+from controller.zk.protocol.jute import encode_acls
 from controller.zk.protocol.multi import MultiRequest
-from controller.zk.znode_acls import AclPolicy, kazoo_acls
+from controller.zk.znode_acls import AclPolicy, encoded_acls, kazoo_acls
 
 #: ZooKeeper's jute.maxbuffer default is 0xfffff bytes; stay well inside it for one multi.
 MAX_MULTI_BYTES = 512 * 1024
@@ -82,6 +83,8 @@ def _acl_for(client: KazooClient) -> Callable[[str], list[Any]]:
     return lambda path: kazoo_acls(policy(path))
 
 
+_OPEN_ACL_BYTES = encode_acls(OPEN_ACL_UNSAFE)
+
 #: A tuple, not ``Create | SetData``: isinstance with a union builds the union on every call, and this runs for
 #: every op a bulk write sizes.
 _WITH_DATA = (Create, SetData)
@@ -122,13 +125,15 @@ def build_multi(client: KazooClient, ops: list[Op]) -> MultiRequest:
     servers before 3.7.2 / 3.8.2 / 3.9.0 answer creates without their Stat (``Created(path, None)``)."""
     chroot: str = client.chroot or ""
     request = MultiRequest(chroot, lambda: int(client.last_zxid))
-    acl_for = _acl_for(client)
+    policy = _ACL_POLICIES.get(client)
+    open_acl = _OPEN_ACL_BYTES
     for op in ops:
         path = (chroot + op.path if op.path != "/" else chroot) if chroot else op.path
         if isinstance(op, SetData):
             request.set_data(path, op.data, op.version)
         elif isinstance(op, Create):
-            request.create(path, op.data, acl_for(op.path), (1 if op.ephemeral else 0) | (2 if op.sequential else 0))
+            acl = open_acl if policy is None else encoded_acls(policy(op.path))
+            request.create(path, op.data, acl, (1 if op.ephemeral else 0) | (2 if op.sequential else 0))
         elif isinstance(op, Delete):
             request.delete(path, op.version)
         else:

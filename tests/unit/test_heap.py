@@ -75,35 +75,101 @@ def test_a_request_runs_without_collection_and_freezes_only_what_an_overlapping_
     assert out == ["False", "True", "0", "False", "0", "True", "True"]
 
 
-HEAVY = """
+#: Waits (up to 30 s) until the collector is back on, i.e. a bulk request's objects have settled.
+SETTLED = """
+import time
+def settled():
+    deadline = time.monotonic() + 30
+    while not gc.isenabled() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return gc.isenabled()
+"""
+
+HEAVY = (
+    """
 import gc, weakref
 from controller import heap
 heap.manage()
+heap.SETTLE_S = 1.0  # the prints right after the bulk request come well within it
 class Node:
     pass
 with heap.quiet("a small request"):
     small = [[i] for i in range(1_000)]
-print(gc.get_freeze_count())  # left to the collector
+print(gc.isenabled(), gc.get_freeze_count())  # left to the collector
 with heap.quiet("a bulk request"):
     written = [[i] for i in range(heap.KEPT_AFTER_QUIET)]
     cycle = Node(); cycle.me = cycle  # garbage the request made: freed, not frozen
     gone = weakref.ref(cycle)
     del cycle
-print(gc.isenabled(), gone() is None, gc.get_freeze_count() >= heap.KEPT_AFTER_QUIET)
+print(gc.isenabled(), gc.get_freeze_count())  # settling: the collector waits for the node to be idle
+"""
+    + SETTLED
+    + """
+print(settled(), gone() is None, gc.get_freeze_count() >= heap.KEPT_AFTER_QUIET)
 gc.collect()
 print(sum(1 for o in gc.get_objects() if o is written))
 """
+)
 
 
-def test_a_request_that_leaves_many_objects_alive_frees_its_garbage_then_freezes_them() -> None:
+def test_a_request_that_leaves_many_objects_alive_frees_its_garbage_then_freezes_them_once_idle() -> None:
     out = subprocess.run([sys.executable, "-c", HEAVY], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["0", "True", "True", "True", "0"]
+    assert out == ["True", "0", "False", "0", "True", "True", "True", "0"]
+
+
+BATCHES = (
+    """
+import gc, time
+from controller import heap
+heap.manage()
+heap.SETTLE_S = 2.0  # far longer than this script takes between its batches
+written = []
+for batch in range(3):
+    with heap.quiet("a bulk request"):
+        written.append([[i] for i in range(heap.KEPT_AFTER_QUIET)])
+    print(gc.isenabled(), gc.get_freeze_count())  # nothing settled between batches
+start = time.monotonic()
+"""
+    + SETTLED
+    + """
+print(settled(), time.monotonic() - start >= 1.0, gc.get_freeze_count() >= 3 * heap.KEPT_AFTER_QUIET)
+"""
+)
+
+
+def test_batches_sent_one_after_another_are_settled_once_after_the_last() -> None:
+    out = subprocess.run([sys.executable, "-c", BATCHES], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "0"] * 3 + ["True", "True", "True"]
+
+
+SMALL_TRAFFIC = """
+import gc, time
+from controller import heap
+heap.manage()
+heap.SETTLE_S = 0.3
+with heap.quiet("a bulk request"):
+    written = [[i] for i in range(heap.KEPT_AFTER_QUIET)]
+start = time.monotonic()
+while not gc.isenabled() and time.monotonic() - start < 30:
+    with heap.quiet("a small request"):  # one at least every 50 ms, each ending with the collector off
+        small = [[i] for i in range(100)]
+    time.sleep(0.05)
+print(gc.isenabled(), time.monotonic() - start < 10, gc.get_freeze_count() >= heap.KEPT_AFTER_QUIET)
+"""
+
+
+def test_small_requests_do_not_put_a_bulk_requests_settling_off() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", SMALL_TRAFFIC], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["True", "True", "True"]
 
 
 NESTED = """
 import gc
 from controller import heap
 heap.manage()
+heap.SETTLE_AT_ONCE = heap.KEPT_AFTER_QUIET  # settle as the phase ends, not once idle
 with heap.quiet("a bulk request on the wire"):
     with heap.quiet("the controller's call"):
         written = [[i] for i in range(heap.KEPT_AFTER_QUIET)]

@@ -144,15 +144,25 @@ class MultiRequest:
     def __repr__(self) -> str:
         return f"MultiRequest({self.ops} ops, chroot={self.chroot!r})"
 
-    def create(self, path: str, data: bytes | None, acl: Sequence[ACL], flags: int = 0, *, stat: bool = True) -> None:
+    def create(
+        self, path: str, data: bytes | None, acl: Sequence[ACL] | bytes, flags: int = 0, *, stat: bool = True
+    ) -> None:
         """A create2 (answered with its Stat); ``stat=False`` sends a plain create (opcode 1), answered with the
         path alone, which every server with multi takes (create2 needs 3.5). ``data=None`` writes ZooKeeper
-        null data, which kazoo's ``TransactionRequest`` cannot send."""
-        self._body += _OP_HEADER[OP_CREATE2 if stat else OP_CREATE]
-        self._body += encode_ustring(path)
-        self._body += encode_buffer(data)
-        self._body += encode_acls(acl)
-        self._body += INT.pack(flags)
+        null data, which kazoo's ``TransactionRequest`` cannot send. ``acl`` may come encoded already
+        (:func:`~controller.zk.protocol.jute.encode_acls`)."""
+        raw = path.encode()
+        self._body += b"".join(
+            (
+                _OP_HEADER[OP_CREATE2 if stat else OP_CREATE],
+                INT.pack(len(raw)),
+                raw,
+                NULL_BUFFER if data is None else INT.pack(len(data)),
+                data or b"",
+                acl if isinstance(acl, bytes) else encode_acls(acl),
+                INT.pack(flags),
+            )
+        )
         self.ops += 1
 
     def creates(
