@@ -15,8 +15,10 @@ collector is off while any such phase runs, and when the last one ends everythin
 hundred thousand partitions is the same problem for its duration: it runs inside :func:`quiet` (no collection
 while it runs). What such a request leaves alive is mostly the metadata it wrote, which lives on like a load's:
 when the last quiet phase ends with at least :data:`KEPT_AFTER_QUIET` more objects alive than the collector last
-saw, one full collection frees whatever garbage was made and everything alive is frozen, as after a build; a
-smaller request is left to the collector as usual. Phases nest and overlap: the wire layer runs a bulk request
+saw, the collector stays off until the node has run no phase for :data:`SETTLE_S`; then one full collection frees
+whatever garbage was made and everything alive is frozen, as after a build (at once past :data:`SETTLE_AT_ONCE`).
+A client that sends its batches one after another thus has the batches settled once, after the last, not one
+collection in front of each next batch; a smaller request is left to the collector as usual. Phases nest and overlap: the wire layer runs a bulk request
 (its decoding, the controller's call, its answer) as one, so that this collection comes after the answer is sent.
 
 Frozen objects are still freed by reference counting when the image lets go of them; only an object in a
