@@ -14,12 +14,14 @@ collector is off while any such phase runs, and when the last one ends everythin
 ``gc`` documentation and of Instagram's pre-fork servers) and the collector is back on. A request that writes a
 hundred thousand partitions is the same problem for its duration: it runs inside :func:`quiet` (no collection
 while it runs). What such a request leaves alive is mostly the metadata it wrote, which lives on like a load's:
-when the last quiet phase ends with at least :data:`KEPT_AFTER_QUIET` more objects alive than the collector last
-saw, the collector stays off until the node has run no phase for :data:`SETTLE_S`; then one full collection frees
-whatever garbage was made and everything alive is frozen, as after a build (at once past :data:`SETTLE_AT_ONCE`).
-A client that sends its batches one after another thus has the batches settled once, after the last, not one
-collection in front of each next batch; a smaller request is left to the collector as usual. Phases nest and overlap: the wire layer runs a bulk request
-(its decoding, the controller's call, its answer) as one, so that this collection comes after the answer is sent.
+when the last quiet phase ends with at least :data:`KEPT_AFTER_QUIET` more objects alive than when the phases
+began, the collector stays off until the node has run no such bulk request for :data:`SETTLE_S`; then one full
+collection frees whatever garbage was made and everything alive is frozen, as after a build (at once past
+:data:`SETTLE_AT_ONCE` objects). A client that sends its batches one after another thus has them settled together
+after the last, not a collection in front of each next batch; smaller requests meanwhile neither start the
+collector nor put the settling off, and outside that wait they are left to the collector as usual. Phases nest
+and overlap: the wire layer runs a bulk request (its decoding, the controller's call, its answer) as one, so that
+nothing is collected before its answer is sent.
 
 Frozen objects are still freed by reference counting when the image lets go of them; only an object in a
 reference cycle, alive when frozen and dropped later, is never freed. The phases make plain records (the
@@ -57,9 +59,9 @@ KEPT_AFTER_QUIET = 100_000
 #: sends its batches one after another (CreateTopics of 1,000 topics at a time) has its next batch on the wire
 #: well within it, so the batches' objects are settled once, after the last one.
 SETTLE_S = 0.2
-#: Net new tracked objects at which a bulk request's end settles at once (a bound on the memory the collector
-#: leaves unscanned while it waits).
-SETTLE_AT_ONCE = 20 * KEPT_AFTER_QUIET
+#: Net new tracked objects at which a bulk request's end settles at once: a bound on the one collection's pause
+#: (~0.3 s a million objects here) and on the cyclic garbage left unfreed while the collector waits.
+SETTLE_AT_ONCE = 1_000_000
 _settle_timer: threading.Timer | None = None
 _settle_due = False
 #: The young-generation count when the first of the running phases began.
@@ -130,20 +132,21 @@ def _last_phase_ended(what: str) -> None:
         gc.enable()
         return
     young = gc.get_count()[0]
-    if _settle_timer is None and young < KEPT_AFTER_QUIET:
-        gc.enable()
-        return
-    if young >= SETTLE_AT_ONCE or _settle_due:
+    if young >= SETTLE_AT_ONCE:
         _settle(what)
-        return
-    if _settle_timer is not None and young - _young_at_start < KEPT_AFTER_QUIET:
-        return  # a small request while bulk ones settle: it does not put the collection off
-    # A bulk request left many objects alive: the collector stays off until the node has run no phase for
-    # SETTLE_S, so that a client's next batch, sent as soon as this one was answered, does not wait for it.
-    _cancel_settling()
-    _settle_timer = threading.Timer(SETTLE_S, _settle_when_idle, args=(what,))
-    _settle_timer.daemon = True
-    _settle_timer.start()
+    elif young - _young_at_start >= KEPT_AFTER_QUIET:
+        # A bulk request left many objects alive: the collector stays off until the node has run no bulk
+        # request for SETTLE_S, so that a client's next batch, sent as soon as this one was answered, does not
+        # wait for a collection (and the batches' objects are traversed once, together).
+        _cancel_settling()
+        _settle_timer = threading.Timer(SETTLE_S, _settle_when_idle, args=(what,))
+        _settle_timer.daemon = True
+        _settle_timer.start()
+    elif _settle_due:
+        _settle(what)  # the wait ran out during this (small) request
+    elif _settle_timer is None:
+        gc.enable()
+    # else: a small request while bulk ones settle; it does not put the collection off
 
 
 def _settle(what: str) -> None:
@@ -167,7 +170,7 @@ def _settle_when_idle(what: str) -> None:
         if _phases == 0:
             _settle(what)
         else:
-            _settle_due = True  # the phase that ends last settles, however small it is
+            _settle_due = True  # the running phases' end settles, unless a bulk request among them waits again
 
 
 def _cancel_settling() -> None:

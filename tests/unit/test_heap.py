@@ -97,7 +97,7 @@ with heap.quiet("a small request"):
     small = [[i] for i in range(1_000)]
 print(gc.isenabled(), gc.get_freeze_count())  # left to the collector
 with heap.quiet("a bulk request"):
-    written = [[i] for i in range(heap.KEPT_AFTER_QUIET)]
+    written = [[i] for i in range(heap.KEPT_AFTER_QUIET + 1_000)]
     cycle = Node(); cycle.me = cycle  # garbage the request made: freed, not frozen
     gone = weakref.ref(cycle)
     del cycle
@@ -126,7 +126,7 @@ heap.SETTLE_S = 2.0  # far longer than this script takes between its batches
 written = []
 for batch in range(3):
     with heap.quiet("a bulk request"):
-        written.append([[i] for i in range(heap.KEPT_AFTER_QUIET)])
+        written.append([[i] for i in range(heap.KEPT_AFTER_QUIET + 1_000)])
     print(gc.isenabled(), gc.get_freeze_count())  # nothing settled between batches
 start = time.monotonic()
 """
@@ -148,7 +148,7 @@ from controller import heap
 heap.manage()
 heap.SETTLE_S = 0.3
 with heap.quiet("a bulk request"):
-    written = [[i] for i in range(heap.KEPT_AFTER_QUIET)]
+    written = [[i] for i in range(heap.KEPT_AFTER_QUIET + 1_000)]
 start = time.monotonic()
 while not gc.isenabled() and time.monotonic() - start < 30:
     with heap.quiet("a small request"):  # one at least every 50 ms, each ending with the collector off
@@ -172,7 +172,7 @@ heap.manage()
 heap.SETTLE_AT_ONCE = heap.KEPT_AFTER_QUIET  # settle as the phase ends, not once idle
 with heap.quiet("a bulk request on the wire"):
     with heap.quiet("the controller's call"):
-        written = [[i] for i in range(heap.KEPT_AFTER_QUIET)]
+        written = [[i] for i in range(heap.KEPT_AFTER_QUIET + 1_000)]
     print(gc.isenabled(), gc.get_freeze_count())  # the answer is still to be written: nothing collected yet
 print(gc.isenabled(), gc.get_freeze_count() >= heap.KEPT_AFTER_QUIET)
 """
