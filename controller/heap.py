@@ -39,7 +39,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["building", "manage", "managed", "quiet"]
+__all__ = ["building", "bulk_request", "manage", "managed", "quiet"]
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +64,8 @@ SETTLE_S = 0.2
 SETTLE_AT_ONCE = 1_000_000
 _settle_timer: threading.Timer | None = None
 _settle_due = False
-#: The young-generation count when the first of the running phases began.
-_young_at_start = 0
+#: Whether a :func:`bulk_request` phase took part since the last time no phase ran.
+_bulk_seen = False
 
 
 def manage() -> None:
@@ -98,8 +98,17 @@ def quiet(what: str) -> Iterator[None]:
 
 
 @contextmanager
-def _phase(what: str, *, builds: bool) -> Iterator[None]:
-    global _phases, _built, _young_at_start
+def bulk_request(what: str) -> Iterator[None]:
+    """:func:`quiet` for a request that came as a bulk frame (one batch of a client's many, likely): past
+    :data:`KEPT_AFTER_QUIET` objects, what it left is settled once no bulk request has run for :data:`SETTLE_S`,
+    so that the client's next batch does not wait for a collection."""
+    with _phase(what, builds=False, bulk=True):
+        yield
+
+
+@contextmanager
+def _phase(what: str, *, builds: bool, bulk: bool = False) -> Iterator[None]:
+    global _phases, _built, _bulk_seen
     if not _managed:
         yield
         return
@@ -107,7 +116,6 @@ def _phase(what: str, *, builds: bool) -> Iterator[None]:
         _phases += 1
         if _phases == 1:
             gc.disable()
-            _young_at_start = gc.get_count()[0]
     try:
         yield
     finally:
@@ -115,6 +123,7 @@ def _phase(what: str, *, builds: bool) -> Iterator[None]:
             _phases -= 1
             if builds:
                 _built = what
+            _bulk_seen = _bulk_seen or bulk
             if _phases == 0:
                 _last_phase_ended(what)
 
@@ -122,7 +131,8 @@ def _phase(what: str, *, builds: bool) -> Iterator[None]:
 def _last_phase_ended(what: str) -> None:
     """With ``_lock`` held, no phase running: freeze what a build made, settle a bulk request's objects now or
     after :data:`SETTLE_S`, or hand the collector back."""
-    global _built, _settle_timer
+    global _built, _settle_timer, _bulk_seen
+    bulk, _bulk_seen = _bulk_seen, False
     if _built is not None:
         # After a build nothing is collected: its phases make plain records.
         _cancel_settling()
@@ -134,19 +144,19 @@ def _last_phase_ended(what: str) -> None:
     young = gc.get_count()[0]
     if young >= SETTLE_AT_ONCE:
         _settle(what)
-    elif young - _young_at_start >= KEPT_AFTER_QUIET:
-        # A bulk request left many objects alive: the collector stays off until the node has run no bulk
-        # request for SETTLE_S, so that a client's next batch, sent as soon as this one was answered, does not
-        # wait for a collection (and the batches' objects are traversed once, together).
+    elif bulk and young >= KEPT_AFTER_QUIET:
+        # Bulk requests left many objects alive: the collector stays off until the node has run no bulk request
+        # for SETTLE_S, so that a client's next batch, sent as soon as this one was answered, does not wait for
+        # a collection (and the batches' objects are traversed once, together).
         _cancel_settling()
         _settle_timer = threading.Timer(SETTLE_S, _settle_when_idle, args=(what,))
         _settle_timer.daemon = True
         _settle_timer.start()
-    elif _settle_due:
-        _settle(what)  # the wait ran out during this (small) request
+    elif _settle_due or (_settle_timer is None and young >= KEPT_AFTER_QUIET):
+        _settle(what)  # the wait ran out during this request, or one request left that many
     elif _settle_timer is None:
         gc.enable()
-    # else: a small request while bulk ones settle; it does not put the collection off
+    # else: other requests while bulk ones settle; they do not put the collection off
 
 
 def _settle(what: str) -> None:

@@ -35,8 +35,9 @@ log = logging.getLogger(__name__)
 #: socket.request.max.bytes default in Kafka.
 DEFAULT_MAX_FRAME = 104_857_600
 #: A request frame at least this large (tens of thousands of partitions) is decoded, handled and answered as one
-#: :func:`controller.heap.quiet` phase: the collector does not rescan the heap while it allocates, and what it
-#: left alive is collected once after its answer is written, not before.
+#: :func:`controller.heap.bulk_request` phase: the collector does not rescan the heap while it allocates, and what
+#: it left alive is collected once the node has had no such request for a moment, not before its answer or the
+#: client's next batch.
 BULK_FRAME_BYTES = 16 * 1024
 
 
@@ -190,7 +191,7 @@ class KafkaServer:
                     self.closed_for_bad_input += 1
                     return
                 frame = bytes(await reader.readexactly(size))
-                with heap.quiet("a bulk request") if size >= BULK_FRAME_BYTES else contextlib.nullcontext():
+                with heap.bulk_request("a bulk frame") if size >= BULK_FRAME_BYTES else contextlib.nullcontext():
                     reply = await self._handle(frame, conn)
                     if reply is not None:
                         writer.write(struct.pack(">i", len(reply)) + reply)

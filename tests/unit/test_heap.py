@@ -76,6 +76,7 @@ def test_a_request_runs_without_collection_and_freezes_only_what_an_overlapping_
 
 
 #: Waits (up to 30 s) until the collector is back on, i.e. a bulk request's objects have settled.
+#: Waits (up to 30 s) until the collector is back on, i.e. bulk requests' objects have settled.
 SETTLED = """
 import time
 def settled():
@@ -85,20 +86,42 @@ def settled():
     return gc.isenabled()
 """
 
-HEAVY = (
-    """
+HEAVY = """
 import gc, weakref
 from controller import heap
 heap.manage()
-heap.SETTLE_S = 1.0  # the prints right after the bulk request come well within it
 class Node:
     pass
 with heap.quiet("a small request"):
     small = [[i] for i in range(1_000)]
 print(gc.isenabled(), gc.get_freeze_count())  # left to the collector
-with heap.quiet("a bulk request"):
+with heap.quiet("a request"):
     written = [[i] for i in range(heap.KEPT_AFTER_QUIET + 1_000)]
     cycle = Node(); cycle.me = cycle  # garbage the request made: freed, not frozen
+    gone = weakref.ref(cycle)
+    del cycle
+print(gc.isenabled(), gone() is None, gc.get_freeze_count() >= heap.KEPT_AFTER_QUIET)
+gc.collect()
+print(sum(1 for o in gc.get_objects() if o is written))
+"""
+
+
+def test_a_request_that_leaves_many_objects_alive_frees_its_garbage_then_freezes_them() -> None:
+    out = subprocess.run([sys.executable, "-c", HEAVY], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["True", "0", "True", "True", "True", "0"]
+
+
+BULK = (
+    """
+import gc, weakref
+from controller import heap
+heap.manage()
+heap.SETTLE_S = 1.0  # the print right after the bulk request comes well within it
+class Node:
+    pass
+with heap.bulk_request("a bulk frame"):
+    written = [[i] for i in range(heap.KEPT_AFTER_QUIET + 1_000)]
+    cycle = Node(); cycle.me = cycle
     gone = weakref.ref(cycle)
     del cycle
 print(gc.isenabled(), gc.get_freeze_count())  # settling: the collector waits for the node to be idle
@@ -106,15 +129,13 @@ print(gc.isenabled(), gc.get_freeze_count())  # settling: the collector waits fo
     + SETTLED
     + """
 print(settled(), gone() is None, gc.get_freeze_count() >= heap.KEPT_AFTER_QUIET)
-gc.collect()
-print(sum(1 for o in gc.get_objects() if o is written))
 """
 )
 
 
-def test_a_request_that_leaves_many_objects_alive_frees_its_garbage_then_freezes_them_once_idle() -> None:
-    out = subprocess.run([sys.executable, "-c", HEAVY], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["True", "0", "False", "0", "True", "True", "True", "0"]
+def test_a_bulk_request_is_settled_once_the_node_is_idle() -> None:
+    out = subprocess.run([sys.executable, "-c", BULK], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "0", "True", "True", "True"]
 
 
 BATCHES = (
@@ -125,7 +146,7 @@ heap.manage()
 heap.SETTLE_S = 2.0  # far longer than this script takes between its batches
 written = []
 for batch in range(3):
-    with heap.quiet("a bulk request"):
+    with heap.bulk_request("a bulk frame"):
         written.append([[i] for i in range(heap.KEPT_AFTER_QUIET + 1_000)])
     print(gc.isenabled(), gc.get_freeze_count())  # nothing settled between batches
 start = time.monotonic()
@@ -147,7 +168,7 @@ import gc, time
 from controller import heap
 heap.manage()
 heap.SETTLE_S = 0.3
-with heap.quiet("a bulk request"):
+with heap.bulk_request("a bulk frame"):
     written = [[i] for i in range(heap.KEPT_AFTER_QUIET + 1_000)]
 start = time.monotonic()
 while not gc.isenabled() and time.monotonic() - start < 30:
@@ -169,8 +190,7 @@ NESTED = """
 import gc
 from controller import heap
 heap.manage()
-heap.SETTLE_AT_ONCE = heap.KEPT_AFTER_QUIET  # settle as the phase ends, not once idle
-with heap.quiet("a bulk request on the wire"):
+with heap.quiet("a request on the wire"):
     with heap.quiet("the controller's call"):
         written = [[i] for i in range(heap.KEPT_AFTER_QUIET + 1_000)]
     print(gc.isenabled(), gc.get_freeze_count())  # the answer is still to be written: nothing collected yet
@@ -178,6 +198,6 @@ print(gc.isenabled(), gc.get_freeze_count() >= heap.KEPT_AFTER_QUIET)
 """
 
 
-def test_a_bulk_request_is_collected_and_frozen_when_its_outermost_phase_ends() -> None:
+def test_a_request_is_collected_and_frozen_when_its_outermost_phase_ends() -> None:
     out = subprocess.run([sys.executable, "-c", NESTED], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "0", "True", "True"]
