@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import logging
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -238,10 +239,11 @@ class ConfigApis(StoreApis):
         validate_only = bool(body.validate_only)
         resources = list(body.resources)
         ids = [(int(r.resource_type), r.resource_name) for r in resources]
+        repeated = {i for i, k in Counter(ids).items() if k > 1}
         out = []
         for resource, rid in zip(resources, ids, strict=True):
             denied = self._denied(conn, rid[0], rid[1], AclOperation.ALTER_CONFIGS)
-            if ids.count(rid) > 1:
+            if rid in repeated:
                 outcome: Outcome = (E.INVALID_REQUEST, "Each resource must appear at most once.")
             elif denied is not None:
                 outcome = denied
