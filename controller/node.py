@@ -2,6 +2,10 @@
 
 Start order follows a Kafka broker's: connect to ZooKeeper (creating the chroot if needed), make the
 persistent paths, read or create the cluster id, register the broker, then join the controller election.
+
+The module is long because it is the one place that owns the node's parts: the sessions, the wire, the
+controller and the registration are started, re-registered and stopped (in reverse) by one class, which wires
+each part to the others it needs.
 """
 
 from __future__ import annotations
