@@ -14,12 +14,13 @@ collector is off while any such phase runs, and when the last one ends everythin
 ``gc`` documentation and of Instagram's pre-fork servers) and the collector is back on. A request that writes a
 hundred thousand partitions is the same problem for its duration: it runs inside :func:`quiet` (no collection
 while it runs). What such a request leaves alive is mostly the metadata it wrote, which lives on like a load's:
-when the last quiet phase ends with at least :data:`KEPT_AFTER_QUIET` more objects alive than when the phases
-began, the collector stays off until the node has run no such bulk request for :data:`SETTLE_S`; then one full
-collection frees whatever garbage was made and everything alive is frozen, as after a build (at once past
-:data:`SETTLE_AT_ONCE` objects). A client that sends its batches one after another thus has them settled together
-after the last, not a collection in front of each next batch; smaller requests meanwhile neither start the
-collector nor put the settling off, and outside that wait they are left to the collector as usual. Phases nest
+when the last phase ends with at least :data:`KEPT_AFTER_QUIET` more objects alive than the collector last saw,
+one full collection frees whatever garbage was made and everything alive is frozen, as after a build ("settling").
+If a bulk frame (:func:`bulk_request`, one batch of a client's many) took part, the settling waits until the node
+has run no bulk frame for :data:`SETTLE_S` (at once past :data:`SETTLE_AT_ONCE` objects): a client that sends its
+batches one after another has them settled together after the last, not a collection in front of each next
+batch. Other requests meanwhile neither restart the collector nor put the settling off; a request that leaves
+fewer objects, outside such a wait, is left to the collector as usual. Phases nest
 and overlap: the wire layer runs a bulk request (its decoding, the controller's call, its answer) as one, so that
 nothing is collected before its answer is sent.
 
@@ -55,7 +56,7 @@ _built: str | None = None
 #: times (young, middle, then full collections that also rescan everything not frozen): a 100,000-partition
 #: reassignment left ~2 s of a node's 8 s to it. One full collection and a freeze traverse them once.
 KEPT_AFTER_QUIET = 100_000
-#: How long the node runs no phase before what bulk requests left alive is collected and frozen: a client that
+#: How long the node runs no bulk frame before what bulk frames left alive is collected and frozen: a client that
 #: sends its batches one after another (CreateTopics of 1,000 topics at a time) has its next batch on the wire
 #: well within it, so the batches' objects are settled once, after the last one.
 SETTLE_S = 0.2
@@ -131,11 +132,12 @@ def _phase(what: str, *, builds: bool, bulk: bool = False) -> Iterator[None]:
 def _last_phase_ended(what: str) -> None:
     """With ``_lock`` held, no phase running: freeze what a build made, settle a bulk request's objects now or
     after :data:`SETTLE_S`, or hand the collector back."""
-    global _built, _settle_timer, _bulk_seen
+    global _built, _settle_timer, _bulk_seen, _settle_due
     bulk, _bulk_seen = _bulk_seen, False
     if _built is not None:
         # After a build nothing is collected: its phases make plain records.
         _cancel_settling()
+        _settle_due = False
         gc.freeze()
         log.debug("%s built: %d objects kept out of full collections", _built, gc.get_freeze_count())
         _built = None
