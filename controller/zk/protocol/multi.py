@@ -151,14 +151,11 @@ class MultiRequest:
         path alone, which every server with multi takes (create2 needs 3.5). ``data=None`` writes ZooKeeper
         null data, which kazoo's ``TransactionRequest`` cannot send. ``acl`` may come encoded already
         (:func:`~controller.zk.protocol.jute.encode_acls`)."""
-        raw = path.encode()
         self._body += b"".join(
             (
                 _OP_HEADER[OP_CREATE2 if stat else OP_CREATE],
-                INT.pack(len(raw)),
-                raw,
-                NULL_BUFFER if data is None else INT.pack(len(data)),
-                data or b"",
+                encode_ustring(path),
+                encode_buffer(data),
                 acl if isinstance(acl, bytes) else encode_acls(acl),
                 INT.pack(flags),
             )
