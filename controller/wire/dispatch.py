@@ -27,6 +27,7 @@ from controller.wire.arrays import check_arrays
 from controller.wire.authz import ALLOW_ALL, Authz
 from controller.wire.codec import (
     API_VERSIONS,
+    Encoded,
     MalformedRequest,
     Request,
     UnsupportedApi,
@@ -74,6 +75,14 @@ _ROUTED_AS_CONTROLLER: ContextVar[bool | None] = ContextVar("routed_as_controlle
 def routed_as_controller() -> bool | None:
     """The dispatcher's one answer for the request being handled (see ``_ROUTED_AS_CONTROLLER``)."""
     return _ROUTED_AS_CONTROLLER.get()
+
+
+def response_errors(response: Any) -> list[int]:
+    """The non-zero error codes a handler's answer holds: counted in an entity, told by an :class:`Encoded`
+    body, none in a plain ``bytes`` body (a cached Metadata answer)."""
+    if isinstance(response, Encoded):
+        return response.errors
+    return [] if isinstance(response, bytes) else error_codes(response)
 
 
 def error_codes(response: Any) -> list[int]:
@@ -164,8 +173,7 @@ class Dispatcher:
                     active = self.is_active_controller()
                 route = "controller" if active else "direct"
             response = await self._local(request, conn, active)
-            if not isinstance(response, bytes):
-                errors.extend(error_codes(response))
+            errors.extend(response_errors(response))
             return encode_response(request, response)
         finally:
             self.metrics.request(request.api_key, time.perf_counter() - started, errors)
@@ -265,7 +273,7 @@ class Dispatcher:
             conn.listener,
         )
         response = await self._local(inner, inner_conn, True)  # the NOT_CONTROLLER check above passed
-        inner_errors = [] if isinstance(response, bytes) else list(error_codes(response))
+        inner_errors = response_errors(response)
         if E.NOT_CONTROLLER.code in inner_errors:
             return fail(E.NOT_CONTROLLER)
         return envelope.encode_response(request.correlation_id, 0, encode_response(inner, response))

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from types import ModuleType
 from typing import Any
 
-from controller.wire.codec import Request, build, entity
+from controller.wire.codec import Encoded, Request, build, encode_entity, entity, spliced
 from controller.wire.handlers.base import (
     ZERO,
     HandlerBase,
@@ -49,24 +51,24 @@ class ReassignmentApis(HandlerBase):
             self._active_controller(),
             lambda c: c.alter_partition_reassignments(todo, timeout=call_wait(timeout_ms)) if todo else {},
         )
-        per = {**(results or {}), **rf_errors}
-        topic_cls, part_cls = entity(req, "ReassignableTopicResponse"), entity(req, "ReassignablePartitionResponse")
-        topics = []
-        for topic in body.topics if top is E.NONE else ():
-            parts = []
-            for p in topic.partitions:
-                err, msg = per.get(TopicPartition(topic.name, p.partition_index), (E.NONE, None))
-                parts.append(
-                    build(part_cls, partition_index=p.partition_index, error_code=code(err), error_message=msg)
-                )
-            topics.append(build(topic_cls, name=topic.name, partitions=tuple(parts)))
-        return build(
-            req.schema.AlterPartitionReassignmentsResponse,
+        per = {**(results or {}), **rf_errors} if rf_errors else (results or {})
+        response_cls = req.schema.AlterPartitionReassignmentsResponse
+        head = build(
+            response_cls,
             throttle_time=ZERO,
             allow_replication_factor_change=allow_rf_change,
             error_code=code(top),
             error_message=message,
-            responses=tuple(topics),
+            responses=(),
+        )
+        if top is not E.NONE:
+            return head
+        ok = (E.NONE, None)
+        return encoded_answer(
+            req.schema,
+            head,
+            ((t.name, [p.partition_index for p in t.partitions]) for t in body.topics),
+            (lambda name, index: per.get(TopicPartition(name, index), ok)) if per else (lambda _name, _index: ok),
         )
 
     async def list_partition_reassignments(self, req: Request, _conn: Connection) -> Any:
@@ -99,3 +101,35 @@ class ReassignmentApis(HandlerBase):
             error_message=message,
             topics=topics,
         )
+
+
+def encoded_answer(
+    schema: ModuleType,
+    head: Any,
+    topics: Iterable[tuple[str, Iterable[int]]],
+    outcome: Callable[[str, int], tuple[KafkaError, str | None]],
+) -> Encoded:
+    """The AlterPartitionReassignments answer ``head`` (its ``responses`` empty) with an entry per partition of
+    ``topics``, in their order, holding ``outcome(topic, partition)``.
+
+    Every version is flexible, so the answer is spliced from kio's encodings (:func:`spliced`), each distinct
+    partition entry (index and outcome: ten for a 100,000-partition request of ten partitions a topic) encoded
+    once: kio writing the 100,000 entries one by one took 0.8 s of the node's interpreter."""
+    topic_cls, part_cls = schema.ReassignableTopicResponse, schema.ReassignablePartitionResponse
+    encoded: dict[tuple[int, KafkaError, str | None], bytes] = {}
+    errors: list[int] = []
+    entries = []
+    for name, indexes in topics:
+        parts = []
+        for index in indexes:
+            err, msg = outcome(name, index)
+            part = encoded.get((index, err, msg))
+            if part is None:
+                part = encoded[(index, err, msg)] = encode_entity(
+                    part_cls, build(part_cls, partition_index=index, error_code=code(err), error_message=msg)
+                )
+            if err.code:
+                errors.append(err.code)
+            parts.append(part)
+        entries.append(spliced(encode_entity(topic_cls, build(topic_cls, name=name, partitions=())), parts))
+    return Encoded(spliced(encode_entity(type(head), head), entries), errors)
