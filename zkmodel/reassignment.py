@@ -47,11 +47,12 @@ class ReplicaAssignment:
     def reassign_to(self, target: Sequence[int]) -> "ReplicaAssignment":
         """Start (or re-target) a move: RS = distinct(target ++ origin), AR = RS - origin, RR = RS - target."""
         origin = self.origin
-        full = tuple(dict.fromkeys([*target, *origin]))
+        target = tuple(target)
+        full = tuple(dict.fromkeys(target + origin))
+        if len(full) == len(target) + len(origin):
+            return ReplicaAssignment(full, target, origin)  # disjoint, no repeats: AR = target, RR = origin
         return ReplicaAssignment(
-            replicas=full,
-            adding=tuple(r for r in full if r not in origin),
-            removing=tuple(r for r in full if r not in target),
+            full, tuple([r for r in full if r not in origin]), tuple([r for r in full if r not in target])
         )
 
     def cancel(self) -> "ReplicaAssignment":
