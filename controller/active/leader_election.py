@@ -57,7 +57,7 @@ def controlled_shutdown(
 
 def initial(assignment: Sequence[int], is_live: IsLive) -> Election | None:
     """New partition: leader = first live replica, ISR = live replicas."""
-    live = tuple(r for r in assignment if is_live(r))
+    live = tuple([r for r in assignment if is_live(r)])
     return Election(live[0], live) if live else None
 
 

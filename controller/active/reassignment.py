@@ -233,7 +233,7 @@ class Reassigner:
 
     # -- API and legacy znode --------------------------------------------------------------------------
     def _live(self) -> frozenset[int]:
-        return frozenset(b for b in self.ctx.live_brokers if self.ctx.is_live(b))
+        return self.ctx.live_ids()
 
     @staticmethod
     def _dead_adding(move: ReplicaAssignment, live: frozenset[int]) -> Result | None:

@@ -186,11 +186,12 @@ def create_topics(
     out: dict[str, WriteResult] = {}
     groups: list[list[Op]] = []
     ready: list[tuple[NewTopic, Mapping[int, tuple[int, ...]], TopicInfo, dict[int, PartitionState]]] = []
+    is_live = ctx.live_ids().__contains__
     for new, assignment in planned:
         topic, ops = _new_topic(new, assignment, uses_topic_ids=uses_topic_ids)
         states: dict[int, PartitionState] = {}
         for p, info in topic.partitions.items():
-            election = leaders.initial(info.replicas, ctx.is_live)
+            election = leaders.initial(info.replicas, is_live)
             ops.append(Create(paths.partition(new.name, p), None))
             if election is None:
                 log.warning("no live replica for new partition %s-%d (replicas %s)", new.name, p, list(info.replicas))
