@@ -232,9 +232,6 @@ class Reassigner:
             self.on_reassignment(moves)
 
     # -- API and legacy znode --------------------------------------------------------------------------
-    def _live(self) -> frozenset[int]:
-        return self.ctx.live_ids()
-
     @staticmethod
     def _dead_adding(move: ReplicaAssignment, live: frozenset[int]) -> Result | None:
         adding = move.adding
@@ -270,7 +267,7 @@ class Reassigner:
         Each partition's move is computed once and serves both the liveness check and the trigger."""
         results: dict[TopicPartition, Result] = {}
         moves: dict[TopicPartition, ReplicaAssignment] = {}
-        live = self._live()
+        live = self.ctx.live_ids()
         for tp, target in requests.items():
             if target is not None and (problem := _malformed(target)) is not None:
                 results[tp] = problem

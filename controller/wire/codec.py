@@ -138,9 +138,7 @@ def spliced(empty: bytes, items: Sequence[bytes]) -> bytes:
 
 def encode_body(request: Request, response: Any) -> bytes:
     """The response body alone: cacheable, since only the header carries the correlation id."""
-    buf = io.BytesIO()
-    entity_writer(load_response_schema(request.api_key, request.api_version))(buf, response)
-    return buf.getvalue()
+    return encode_entity(load_response_schema(request.api_key, request.api_version), response)
 
 
 def encode_response(request: Request, response: Any) -> bytes:

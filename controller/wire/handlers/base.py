@@ -8,9 +8,10 @@ import asyncio
 import base64
 import datetime
 import uuid
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from kio.schema.errors import ErrorCode
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:  # a store family passes the node's session to the stores, nev
 ZERO = datetime.timedelta(0)
 NULL_UUID = uuid.UUID(int=0)
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
+H = TypeVar("H", bound=Hashable)
 
 
 #: What we advertise (a Kafka-3.9-like set inside what kio decodes; reference/kafka-clients.md §1.3).
@@ -59,6 +61,12 @@ class NodeView:
     def writes(self, default: Any) -> Any:
         """The session an admin write goes through: ``write_session()`` if the node has one, else ``default``."""
         return self.write_session() if self.write_session is not None else default
+
+
+def repeated(values: Iterable[H]) -> set[H]:
+    """The values that occur more than once: a request's duplicate names, found in one pass (a count per entry
+    was a million comparisons for a 1,000-topic batch)."""
+    return {v for v, n in Counter(values).items() if n > 1}
 
 
 def code(error: KafkaError) -> ErrorCode:

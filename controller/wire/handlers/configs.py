@@ -11,14 +11,13 @@ from __future__ import annotations
 import asyncio
 import datetime
 import logging
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from controller.store.entity_configs import alter_entity, read_entity
 from controller.store.errors import STORE_ERRORS, ApiFailure, store_failure
 from controller.wire.codec import Request, build, entity
-from controller.wire.handlers.base import StoreApis, code
+from controller.wire.handlers.base import StoreApis, code, repeated
 from controller.wire.server import Connection
 from zkmodel import errorcodes as E
 from zkmodel import paths, topic_names
@@ -239,11 +238,11 @@ class ConfigApis(StoreApis):
         validate_only = bool(body.validate_only)
         resources = list(body.resources)
         ids = [(int(r.resource_type), r.resource_name) for r in resources]
-        repeated = {i for i, k in Counter(ids).items() if k > 1}
+        repeated_ids = repeated(ids)
         out = []
         for resource, rid in zip(resources, ids, strict=True):
             denied = self._denied(conn, rid[0], rid[1], AclOperation.ALTER_CONFIGS)
-            if rid in repeated:
+            if rid in repeated_ids:
                 outcome: Outcome = (E.INVALID_REQUEST, "Each resource must appear at most once.")
             elif denied is not None:
                 outcome = denied

@@ -32,7 +32,7 @@ from controller.security.scram import (
 from controller.store.errors import STORE_ERRORS, ApiFailure, zk_error
 from controller.store.scram import alter_user, read_all_users, read_user
 from controller.wire.codec import Request, build, entity
-from controller.wire.handlers.base import StoreApis, code
+from controller.wire.handlers.base import StoreApis, code, repeated
 from controller.wire.server import Connection
 from zkmodel import errorcodes as E
 from zkmodel.configs import desanitize
@@ -138,8 +138,7 @@ class ScramApis(StoreApis):
         illegal: set[str] = {u for u in users if not u}
         for user in illegal:
             results[user] = (user, E.RESOURCE_NOT_FOUND, EMPTY_USER, [])
-        counts = Counter(users)
-        duplicated = {u for u, n in counts.items() if n > 1 and u not in illegal}
+        duplicated = repeated(users) - illegal
         for user in duplicated:
             results[user] = (user, E.DUPLICATE_RESOURCE, f"{DESCRIBED_TWICE}: {user}", [])
         for user in users:

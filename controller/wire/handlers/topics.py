@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,6 +21,7 @@ from controller.wire.handlers.base import (
     code,
     controller_error,
     kafka_uuid,
+    repeated,
 )
 from controller.wire.server import Connection
 from zkmodel import errorcodes as E
@@ -37,7 +37,7 @@ class TopicApis(HandlerBase):
         timeout_ms = int(body.timeout.total_seconds() * 1000)
         validate_only = bool(getattr(body, "validate_only", False))
         names = [t.name for t in body.topics]
-        repeated = {n for n, k in Counter(names).items() if k > 1}
+        repeated_names = repeated(names)
         results: dict[str, Result] = {}
         to_create: list[NewTopic] = []
         controller = self._active_controller()
@@ -48,7 +48,7 @@ class TopicApis(HandlerBase):
         for t in body.topics:
             if controller is None:
                 results[t.name] = (E.NOT_CONTROLLER, None)
-            elif t.name in repeated:  # the one duplicate check: the controller takes distinct names only
+            elif t.name in repeated_names:  # the one duplicate check: the controller takes distinct names only
                 results[t.name] = (E.INVALID_REQUEST, "Found multiple entries for this topic.")
             elif t.name not in authorized:
                 results[t.name] = (E.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
@@ -167,7 +167,7 @@ class TopicApis(HandlerBase):
         timeout_ms = int(body.timeout.total_seconds() * 1000)
         validate_only = bool(body.validate_only)
         names = [t.name for t in body.topics]
-        repeated = {n for n, k in Counter(names).items() if k > 1}
+        repeated_names = repeated(names)
         controller = self._active_controller()
         results: dict[str, tuple[KafkaError, str | None]] = {}
         wanted: dict[str, tuple[int, Sequence[Sequence[int]] | None]] = {}
@@ -175,7 +175,7 @@ class TopicApis(HandlerBase):
         for t in body.topics:
             if controller is None:
                 results[t.name] = (E.NOT_CONTROLLER, None)
-            elif t.name in repeated:
+            elif t.name in repeated_names:
                 results[t.name] = (E.INVALID_REQUEST, "Duplicate topic in request.")
             elif t.name not in may_alter:
                 results[t.name] = (E.TOPIC_AUTHORIZATION_FAILED, "The topic authorization is failed.")
