@@ -1,4 +1,5 @@
-"""kazoo's threading handler without the two per-packet costs that dominated a node's bulk work.
+"""kazoo's threading handler without the two per-packet costs that dominated a node's bulk work, and whose threads
+leave SIGINT and SIGTERM to the main thread.
 
 Why: answering a 30,000-partition AlterPartitionReassignments, py-spy (GIL holder only) found a quarter of the
 node's Python in kazoo's connection thread, and most of that in two places that do no ZooKeeper work:
@@ -15,12 +16,22 @@ node's Python in kazoo's connection thread, and most of that in two places that 
   ``_on_watch`` marks a path dirty under a lock and sets an event) is safe to run on the connection thread
   itself; such a function is marked with :func:`inline_watcher` and is called there directly. Anything else
   keeps kazoo's queue: a watcher that reads ZooKeeper on the connection thread would deadlock it.
+
+And one fault that is not a cost:
+
+- **signals.** Linux hands a signal sent to the process to any of its threads that does not block it, and Python
+  runs its handlers on the main thread only. A Ctrl-C that kazoo's connection thread takes interrupts nothing:
+  the main thread goes on waiting in ``KazooClient.start`` (or a request, or a sleep) until that wait ends by
+  itself, the whole ``--timeout`` of a tool connecting to a ZooKeeper that does not answer. Every thread
+  :meth:`NodeHandler.spawn` starts blocks :data:`MAIN_ONLY` first, so the kernel gives them to the main thread.
+  kazoo's threads start no processes, which would inherit the blocked mask.
 """
 
 from __future__ import annotations
 
 import logging
 import select
+import signal
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Final, TypeVar
@@ -28,7 +39,7 @@ from typing import Any, Final, TypeVar
 from kazoo.handlers.threading import SequentialThreadingHandler
 from kazoo.handlers.utils import fileobj_to_fd
 
-__all__ = ["INLINE", "NodeHandler", "inline_watcher"]
+__all__ = ["INLINE", "MAIN_ONLY", "NodeHandler", "inline_watcher"]
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +47,8 @@ log = logging.getLogger(__name__)
 INLINE: Final = "bk_inline_watcher"
 _READ: Final = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR | select.POLLNVAL
 _WRITE: Final = select.POLLOUT | select.POLLHUP | select.POLLERR | select.POLLNVAL
+#: The signals whose handlers (the tools' Ctrl-C, the daemons' stop) must interrupt the main thread's waits.
+MAIN_ONLY: Final = frozenset({signal.SIGINT, signal.SIGTERM})
 #: Poll objects a thread keeps (kazoo's connection polls two or three descriptor sets; more is a leak).
 _MAX_POLLERS: Final = 16
 
@@ -50,13 +63,25 @@ def inline_watcher(func: F) -> F:
 
 
 class NodeHandler(SequentialThreadingHandler):  # type: ignore[misc]  # kazoo is untyped
-    """:class:`SequentialThreadingHandler` with a ``poll(2)`` select and inline dispatch of marked watchers."""
+    """:class:`SequentialThreadingHandler` with a ``poll(2)`` select, inline dispatch of marked watchers, and
+    threads that do not take the main thread's signals."""
 
     name = "bridgekeeper_threading"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._local = threading.local()
+
+    def spawn(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> threading.Thread:
+        """kazoo's every thread (the connection, its two callback workers), blocking :data:`MAIN_ONLY` before
+        it runs anything."""
+
+        def run() -> Any:
+            signal.pthread_sigmask(signal.SIG_BLOCK, MAIN_ONLY)
+            return func(*args, **kwargs)
+
+        thread: threading.Thread = super().spawn(run)
+        return thread
 
     def _poller(self, masks: tuple[tuple[int, int], ...]) -> Any:
         """A poll object registered with ``masks`` ((fd, events) pairs), built once and kept per thread: one

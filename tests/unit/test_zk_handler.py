@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import threading
 import time
@@ -138,3 +139,11 @@ def test_two_threads_select_the_same_socket_at_once(pair: tuple[socket.socket, s
     for t in waiting:
         t.join(5.0)
     assert results == [([a], [], []), ([a], [], [])]
+
+
+def test_its_threads_leave_sigint_and_sigterm_to_the_main_thread() -> None:
+    seen: list[set[int]] = []
+    handler = NodeHandler()
+    handler.spawn(lambda: seen.append(set(signal.pthread_sigmask(signal.SIG_BLOCK, ())))).join(5)
+    assert seen and {signal.SIGINT, signal.SIGTERM} <= seen[0]
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, ())  # the caller's own mask untouched
