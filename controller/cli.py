@@ -14,7 +14,6 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any, NoReturn
 
 from controller.exits import CommandError, ExitCode, configure_tool_logging, report
@@ -144,6 +143,8 @@ def _load(ref: str) -> Callable[..., Any]:
 
 
 def _version() -> str:
+    from importlib import metadata  # 30 ms: after the interrupt guard, not before it
+
     try:
         return metadata.version("bridgekeeper")
     except metadata.PackageNotFoundError:
@@ -216,12 +217,19 @@ def _unreachable(exc: BaseException) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    guard_interrupts()  # Ctrl-C as KeyboardInterrupt, never swallowed inside kazoo (controller/zk/interrupts.py)
+    guard_interrupts()  # Ctrl-C as KeyboardInterrupt, never inside kazoo or an import (controller/zk/interrupts.py)
     args_list = list(sys.argv[1:] if argv is None else argv)
+    json_mode = _Parser.json_errors = _json_requested(args_list)
+    try:
+        return _run(args_list)
+    except KeyboardInterrupt:  # at any point: loading the command's modules and parsing its flags too
+        return report("interrupted", ExitCode.INTERRUPTED, json_mode=json_mode)
+
+
+def _run(args_list: list[str]) -> int:
     if args_list and args_list[0] in RAW_COMMANDS:
         result: int = _load(RAW_COMMANDS[args_list[0]][0])(args_list[1:])
         return result
-    _Parser.json_errors = _json_requested(args_list)
     args = build_parser().parse_args(args_list)
     verbose = bool(getattr(args, "verbose", False))
     if not args.daemon:
@@ -231,8 +239,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except CommandError as exc:
         return report(exc.message, exc.code, json_mode=json_mode)
-    except KeyboardInterrupt:
-        return report("interrupted", ExitCode.INTERRUPTED, json_mode=json_mode)
     except Exception as exc:
         if verbose:
             traceback.print_exc()

@@ -23,8 +23,6 @@ import enum
 import logging
 import sys
 
-import orjson
-
 
 class ExitCode(enum.IntEnum):
     OK = 0
@@ -61,6 +59,8 @@ def report(message: str, code: int, *, json_mode: bool) -> int:
     """Print a failure the contract's way and hand back ``code`` (for ``return report(...)``)."""
     print(f"error: {message}", file=sys.stderr, flush=True)
     if json_mode:
+        import orjson  # a C extension whose init crashes when interrupted: imported after the interrupt guard
+
         sys.stdout.write(orjson.dumps({"error": message, "exit_code": int(code)}).decode() + "\n")
         sys.stdout.flush()
     return int(code)

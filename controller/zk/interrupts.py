@@ -1,13 +1,16 @@
-"""Ctrl-C for the command-line tools, raised where kazoo cannot swallow it.
+"""Ctrl-C for the command-line tools, raised where nothing swallows it or breaks on it.
 
-kazoo's ``KazooClient._call`` (every request a tool sends goes through it, on the tool's main thread) wakes its
-connection thread inside a bare ``except:`` and answers anything raised there with ConnectionClosedError on the
-request. A KeyboardInterrupt that Python's own SIGINT handler raises at that instant is therefore swallowed: the
-tool goes on, or reports a lost ZooKeeper (exit 3) for an interrupt (exit 130).
+Two places must not see a KeyboardInterrupt, and :func:`guard_interrupts` replaces Python's SIGINT handler with
+one that raises KeyboardInterrupt as Python's does, except while one of them is on the interrupted stack: then it
+sends SIGINT to the process again a few milliseconds later, when that frame has returned.
 
-:func:`guard_interrupts` replaces Python's handler with one that raises KeyboardInterrupt as Python's does,
-except while ``KazooClient._call`` is on the interrupted stack: then it sends SIGINT to the process again a few
-milliseconds later, when ``_call`` (a queue append and a one-byte socket write) has returned.
+- ``KazooClient._call`` (every request a tool sends goes through it, on the tool's main thread) wakes its
+  connection thread inside a bare ``except:`` and answers anything raised there with ConnectionClosedError on
+  the request. An interrupt there is swallowed: the tool goes on, or reports a lost ZooKeeper (exit 3) for an
+  interrupt (exit 130). ``_call`` is a queue append and a one-byte socket write.
+- An import (importlib's ``_find_and_load``): an interrupted import leaves a half-initialised module behind, and
+  orjson's extension init, which assumes its own imports succeed (ijl/orjson#310), dies of a segmentation
+  fault. The tools load each command's modules after the guard is in place.
 """
 
 from __future__ import annotations
@@ -21,23 +24,25 @@ __all__ = ["RETRY_S", "guard_interrupts"]
 
 #: How long after a deferred SIGINT it is sent again.
 RETRY_S = 0.005
-#: ``KazooClient._call``, told by its code's name and file: the tools' entry point does not import kazoo
-#: (a usage error is answered before any connection, and quickly).
-_CALL_NAME = "_call"
-_CLIENT_FILE = os.path.join("kazoo", "client.py")
+#: The frames an interrupt waits out, told by their code's name and file: ``KazooClient._call`` and importlib's
+#: ``_find_and_load`` (the tools' entry point does not import kazoo: a usage error is answered before any
+#: connection, and quickly).
+_DEFERRING: frozenset[tuple[str, str]] = frozenset(
+    {("_call", os.path.join("kazoo", "client.py")), ("_find_and_load", "<frozen importlib._bootstrap>")}
+)
 
 
-def _in_kazoo_call(frame: FrameType | None) -> bool:
+def _deferring(frame: FrameType | None) -> bool:
     while frame is not None:
         code = frame.f_code
-        if code.co_name == _CALL_NAME and code.co_filename.endswith(_CLIENT_FILE):
+        if any(code.co_name == name and code.co_filename.endswith(file) for name, file in _DEFERRING):
             return True
         frame = frame.f_back
     return False
 
 
 def _handler(signum: int, frame: FrameType | None) -> None:
-    if _in_kazoo_call(frame):
+    if _deferring(frame):
         threading.Timer(RETRY_S, os.kill, (os.getpid(), signum)).start()
         return
     raise KeyboardInterrupt
