@@ -10,8 +10,8 @@ watches set or removed in a few requests (:mod:`.setwatches`), ZooKeeper's failu
 classified once (:mod:`.errors`: kazoo's re-exported, the session's and the fence's own, and the groups every
 catcher uses), its value vocabulary (:mod:`.types`), the read-modify-CAS helper with in-process ordering per key
 (:mod:`.cas`), the race-retry policies on tenacity (:mod:`.retry`), the watched-cache base (:mod:`.watched`),
-kazoo's data-watcher table held compactly (:mod:`.watch_table`) and Ctrl-C for the tools raised where kazoo
-cannot swallow it (:mod:`.interrupts`).
+kazoo's data-watcher table held compactly (:mod:`.watch_table`) and Ctrl-C for the tools raised where neither
+kazoo nor an import is in the middle of something (:mod:`.interrupts`).
 
 Who may import it: every other package of the node and ``migrate``'s tools. ``controller.wire`` imports
 only this package's error vocabulary, never a session or a writer. This package imports nothing of ours
